@@ -1,0 +1,118 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeploymentConfig is an application together with how it rolls out. Every rollout is a
+// revision: the ReplicaSet <name>-<N> and exactly one deployer pod <name>-<N>-deploy.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=dc,categories=all
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.latestVersion`,description="The latest revision"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`,description="Desired replicas"
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`,description="Replicas of every revision"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Ready replicas"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Phase of the latest revision"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the value of the stagehand.dev/config label on every revision",reason=FieldValueInvalid
+type DeploymentConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired application and its rollout settings.
+	// +required
+	Spec DeploymentConfigSpec `json:"spec"`
+	// Status is the observed state, written by the controller.
+	// +optional
+	Status DeploymentConfigStatus `json:"status,omitempty"`
+}
+
+// DeploymentConfigSpec is the desired state of a DeploymentConfig.
+//
+// Cross-field rules (CEL) live here because a hook or a trigger cannot see the template.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.template.metadata) && has(self.template.metadata.labels) && size(self.template.metadata.labels) > 0",message="must not be empty: the labels select the pods and are the default selector",fieldPath=".template.metadata.labels",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || (has(self.selector.matchLabels) && size(self.selector.matchLabels) > 0) || (has(self.selector.matchExpressions) && size(self.selector.matchExpressions) > 0)",message="must not be empty (it would select every pod): set matchLabels, or leave selector out to use the template's labels",fieldPath=".selector",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || self.selector.matchLabels.all(k, has(self.template.metadata) && has(self.template.metadata.labels) && k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k])",message="does not match spec.template.metadata.labels: every selector label must be on the template with the same value",fieldPath=".selector.matchLabels",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, e.operator == 'Exists' ? (has(self.template.metadata.labels) && e.key in self.template.metadata.labels) : e.operator == 'DoesNotExist' ? !(has(self.template.metadata.labels) && e.key in self.template.metadata.labels) : e.operator == 'In' ? (has(self.template.metadata.labels) && e.key in self.template.metadata.labels && has(e.values) && self.template.metadata.labels[e.key] in e.values) : !(has(self.template.metadata.labels) && e.key in self.template.metadata.labels && has(e.values) && self.template.metadata.labels[e.key] in e.values))",message="does not match spec.template.metadata.labels: the template's own pods must be selected",fieldPath=".selector.matchExpressions",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || self.minReadySeconds < (self.strategy.type == 'Recreate' ? self.strategy.?recreateParams.?timeoutSeconds.orValue(600) : self.strategy.type == 'Rolling' ? self.strategy.?rollingParams.?timeoutSeconds.orValue(600) : self.strategy.?activeDeadlineSeconds.orValue(21600))",message="must be below the strategy's timeoutSeconds (default 600), or no pod could ever count as available in time",fieldPath=".minReadySeconds",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?pre.?execNewPod.hasValue() || self.template.spec.containers.exists(c, c.name == self.strategy.recreateParams.pre.execNewPod.containerName)",message="must name a container of spec.template.spec.containers",fieldPath=".strategy.recreateParams.pre.execNewPod.containerName",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?mid.?execNewPod.hasValue() || self.template.spec.containers.exists(c, c.name == self.strategy.recreateParams.mid.execNewPod.containerName)",message="must name a container of spec.template.spec.containers",fieldPath=".strategy.recreateParams.mid.execNewPod.containerName",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?post.?execNewPod.hasValue() || self.template.spec.containers.exists(c, c.name == self.strategy.recreateParams.post.execNewPod.containerName)",message="must name a container of spec.template.spec.containers",fieldPath=".strategy.recreateParams.post.execNewPod.containerName",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?rollingParams.?pre.?execNewPod.hasValue() || self.template.spec.containers.exists(c, c.name == self.strategy.rollingParams.pre.execNewPod.containerName)",message="must name a container of spec.template.spec.containers",fieldPath=".strategy.rollingParams.pre.execNewPod.containerName",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?rollingParams.?post.?execNewPod.hasValue() || self.template.spec.containers.exists(c, c.name == self.strategy.rollingParams.post.execNewPod.containerName)",message="must name a container of spec.template.spec.containers",fieldPath=".strategy.rollingParams.post.execNewPod.containerName",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?pre.?execNewPod.?volumes.hasValue() || self.strategy.recreateParams.pre.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.recreateParams.pre.execNewPod.volumes",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?mid.?execNewPod.?volumes.hasValue() || self.strategy.recreateParams.mid.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.recreateParams.mid.execNewPod.volumes",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?recreateParams.?post.?execNewPod.?volumes.hasValue() || self.strategy.recreateParams.post.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.recreateParams.post.execNewPod.volumes",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?rollingParams.?pre.?execNewPod.?volumes.hasValue() || self.strategy.rollingParams.pre.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.rollingParams.pre.execNewPod.volumes",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.strategy.?rollingParams.?post.?execNewPod.?volumes.hasValue() || self.strategy.rollingParams.post.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.rollingParams.post.execNewPod.volumes",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.triggers) || self.triggers.all(t, !has(t.imageChangeParams) || t.imageChangeParams.containerNames.all(n, self.template.spec.containers.exists(c, c.name == n)))",message="spec.triggers[].imageChangeParams.containerNames must name containers of spec.template.spec.containers",fieldPath=".triggers",reason=FieldValueInvalid
+type DeploymentConfigSpec struct {
+	// Replicas is the number of pods the active revision runs. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Selector selects the application's pods. Default: the template's labels. Each
+	// revision's ReplicaSet adds the stagehand.dev/revision label to it.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// Template is the pod template of the application.
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// MinReadySeconds is how long a new pod must be ready, with no container crashing,
+	// before it counts as available. It must be below the strategy's timeoutSeconds. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
+	// RevisionHistoryLimit is how many old, scaled-down revisions are kept for rollback.
+	// Default 10.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// Paused stops new revisions from being created. Scaling still works. Default false.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Test runs each rollout and then scales every revision to 0: the rollout itself (with
+	// its hooks) is the test. Default false.
+	// +optional
+	Test bool `json:"test,omitempty"`
+
+	// Triggers start rollouts. When the list is left out it is [{type: ConfigChange}]; an
+	// empty list means rollouts start only by hand (kubectl stagehand rollout latest).
+	// The field is serialized without omitempty so that a Go client's empty list stays empty.
+	// +kubebuilder:default={{type: ConfigChange}}
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.filter(t, t.type == 'ConfigChange').size() <= 1",message="spec.triggers may hold at most one ConfigChange trigger"
+	// +optional
+	Triggers []DeploymentTriggerPolicy `json:"triggers"`
+
+	// Strategy says how a revision replaces the previous one.
+	// +kubebuilder:default={type: Rolling, activeDeadlineSeconds: 21600}
+	// +optional
+	Strategy DeploymentStrategy `json:"strategy,omitempty"`
+}
+
+// DeploymentConfigList is a list of DeploymentConfigs.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type DeploymentConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the DeploymentConfigs.
+	Items []DeploymentConfig `json:"items"`
+}

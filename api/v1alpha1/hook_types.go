@@ -1,0 +1,104 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// LifecycleHookFailurePolicy says what a failed hook does to the rollout.
+// +kubebuilder:validation:Enum=Abort;Retry;Ignore
+type LifecycleHookFailurePolicy string
+
+const (
+	// LifecycleHookFailurePolicyAbort fails the rollout (deployer exit code 3).
+	LifecycleHookFailurePolicyAbort LifecycleHookFailurePolicy = "Abort"
+	// LifecycleHookFailurePolicyRetry runs the hook again, bounded by retry.maxAttempts and
+	// by the strategy's deadline; when the attempts run out it behaves like Abort.
+	LifecycleHookFailurePolicyRetry LifecycleHookFailurePolicy = "Retry"
+	// LifecycleHookFailurePolicyIgnore records a Warning event and lets the rollout go on.
+	LifecycleHookFailurePolicyIgnore LifecycleHookFailurePolicy = "Ignore"
+)
+
+// LifecycleHook runs once per rollout at a defined point (pre, mid or post). It has
+// exactly one action.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.execNewPod)",message="a hook needs exactly one action: set execNewPod",fieldPath=".execNewPod",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="self.failurePolicy == 'Retry' || !has(self.retry)",message="retry is only allowed when failurePolicy is Retry",fieldPath=".retry",reason=FieldValueForbidden
+type LifecycleHook struct {
+	// FailurePolicy is Abort, Retry or Ignore. Required: there is no safe default.
+	// +required
+	FailurePolicy LifecycleHookFailurePolicy `json:"failurePolicy"`
+
+	// Retry bounds the attempts of a hook whose failurePolicy is Retry. When it is left
+	// out, a Retry hook gets the defaults of RetryParams.
+	// +optional
+	Retry *RetryParams `json:"retry,omitempty"`
+
+	// ExecNewPod runs the hook in a new pod built from a container of the template.
+	// +optional
+	ExecNewPod *ExecNewPodHook `json:"execNewPod,omitempty"`
+}
+
+// RetryParams bound a Retry hook. Each attempt is a new pod; the wait between attempts
+// grows exponentially from initialDelaySeconds up to maxDelaySeconds.
+type RetryParams struct {
+	// MaxAttempts is the number of attempts, the first one included. Default 3.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxAttempts int32 `json:"maxAttempts,omitempty"`
+
+	// Backoff is the wait between attempts.
+	// +kubebuilder:default={initialDelaySeconds: 1, maxDelaySeconds: 60}
+	// +optional
+	Backoff RetryBackoff `json:"backoff,omitempty"`
+}
+
+// RetryBackoff is an exponential back-off between hook attempts.
+//
+// +kubebuilder:validation:XValidation:rule="self.maxDelaySeconds >= self.initialDelaySeconds",message="retry.backoff.maxDelaySeconds must be at least initialDelaySeconds",fieldPath=".maxDelaySeconds",reason=FieldValueInvalid
+type RetryBackoff struct {
+	// InitialDelaySeconds is the wait before the second attempt. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	InitialDelaySeconds int32 `json:"initialDelaySeconds,omitempty"`
+
+	// MaxDelaySeconds caps the wait between attempts. Default 60.
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxDelaySeconds int32 `json:"maxDelaySeconds,omitempty"`
+}
+
+// ExecNewPodHook runs a command in a new pod that takes its image, environment, working
+// directory, resources, security context and the listed volumes from a template container.
+type ExecNewPodHook struct {
+	// Command is the hook pod's command. Required.
+	// +kubebuilder:validation:MinItems=1
+	// +required
+	Command []string `json:"command"`
+
+	// Args are the command's arguments.
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// Env is added to the template container's environment; on a name clash the hook's
+	// value wins.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// ContainerName names the template container whose image and settings the hook uses.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	ContainerName string `json:"containerName"`
+
+	// Volumes names the template volumes (and the container's mounts of them) that the
+	// hook pod gets. Other volumes are left out.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	Volumes []string `json:"volumes,omitempty"`
+}

@@ -1,0 +1,71 @@
+package v1alpha1
+
+// RevisionPhase is the phase of one revision (one ReplicaSet). It only moves forward,
+// New → Pending → Running → Complete | Failed; a retry is the one explicit reset to New.
+type RevisionPhase string
+
+const (
+	// RevisionPhaseNew: the ReplicaSet exists; its deployer pod does not yet.
+	RevisionPhaseNew RevisionPhase = "New"
+	// RevisionPhasePending: the deployer pod exists but does not run yet.
+	RevisionPhasePending RevisionPhase = "Pending"
+	// RevisionPhaseRunning: the deployer pod runs.
+	RevisionPhaseRunning RevisionPhase = "Running"
+	// RevisionPhaseComplete: the deployer exited 0.
+	RevisionPhaseComplete RevisionPhase = "Complete"
+	// RevisionPhaseFailed: the deployer failed, was cancelled or was superseded.
+	RevisionPhaseFailed RevisionPhase = "Failed"
+)
+
+// IsTerminal reports whether a revision in this phase is finished.
+func (p RevisionPhase) IsTerminal() bool {
+	return p == RevisionPhaseComplete || p == RevisionPhaseFailed
+}
+
+// Labels that every revision (ReplicaSet), its pods, its deployer pod and its hook pods carry.
+const (
+	// ConfigLabel holds the name of the DeploymentConfig.
+	ConfigLabel = GroupName + "/config"
+	// RevisionLabel holds the revision number N.
+	RevisionLabel = GroupName + "/revision"
+	// DeployerPodForLabel marks a deployer pod; it holds the revision's ReplicaSet name.
+	DeployerPodForLabel = GroupName + "/deployer-pod-for"
+	// HookStageLabel marks a hook pod; it holds pre, mid or post.
+	HookStageLabel = GroupName + "/hook"
+)
+
+// Annotations on a revision's ReplicaSet (DESIGN.md §4).
+const (
+	// PhaseAnnotation holds the RevisionPhase.
+	PhaseAnnotation = GroupName + "/phase"
+	// ConfigSnapshotAnnotation holds the DeploymentConfig spec as JSON at this revision:
+	// the deployer's input and the source of rollback.
+	ConfigSnapshotAnnotation = GroupName + "/config-snapshot"
+	// DesiredReplicasAnnotation holds the replicas the revision should run once complete.
+	DesiredReplicasAnnotation = GroupName + "/desired-replicas"
+	// CauseAnnotation holds why the revision was created.
+	CauseAnnotation = GroupName + "/cause"
+	// CancelledAnnotation is "true" once the revision was cancelled.
+	CancelledAnnotation = GroupName + "/cancelled"
+	// StatusReasonAnnotation holds the reason and message of the revision's outcome.
+	StatusReasonAnnotation = GroupName + "/status-reason"
+	// DeployerPodAnnotation holds the name of the revision's deployer pod.
+	DeployerPodAnnotation = GroupName + "/deployer-pod"
+)
+
+// Condition types of a DeploymentConfig.
+const (
+	// ConditionAvailable is True when at least spec.replicas − maxUnavailable pods are available.
+	ConditionAvailable = "Available"
+	// ConditionProgressing tells how the latest rollout goes.
+	ConditionProgressing = "Progressing"
+)
+
+// Reasons of the Progressing condition.
+const (
+	ReasonNewReplicaSetCreated = "NewReplicaSetCreated"
+	ReasonRolloutComplete      = "RolloutComplete"
+	ReasonRolloutFailed        = "RolloutFailed"
+	ReasonRolloutCancelled     = "RolloutCancelled"
+	ReasonPaused               = "Paused"
+)

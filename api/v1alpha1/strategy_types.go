@@ -1,0 +1,155 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// DeploymentStrategyType names a rollout strategy.
+// +kubebuilder:validation:Enum=Recreate;Rolling;Custom
+type DeploymentStrategyType string
+
+const (
+	// DeploymentStrategyTypeRecreate stops every old pod before it starts the new ones.
+	DeploymentStrategyTypeRecreate DeploymentStrategyType = "Recreate"
+	// DeploymentStrategyTypeRolling replaces old pods with new ones a few at a time.
+	DeploymentStrategyTypeRolling DeploymentStrategyType = "Rolling"
+	// DeploymentStrategyTypeCustom runs the user's own image as the deployer.
+	DeploymentStrategyTypeCustom DeploymentStrategyType = "Custom"
+)
+
+// DeploymentStrategy says how a revision replaces the previous one. The deployer pod and
+// the hook pods get its resources, labels and annotations.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || size(self.?customParams.?image.orValue('')) > 0",message="spec.strategy.customParams.image is required when spec.strategy.type is Custom",fieldPath=".customParams",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="self.type == 'Custom' || !has(self.customParams) || !has(self.customParams.image)",message="is only allowed when type is Custom; with Recreate or Rolling, customParams.command runs in the built-in deployer image",fieldPath=".customParams.image",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!(self.type == 'Rolling' && self.?recreateParams.?mid.hasValue())",message="the Rolling strategy has no mid hook; move the hook to rollingParams.pre or rollingParams.post, or use type Recreate",fieldPath=".recreateParams.mid",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="self.type != 'Rolling' || !has(self.recreateParams)",message="is not allowed when type is Rolling: use rollingParams",fieldPath=".recreateParams",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="self.type != 'Recreate' || !has(self.rollingParams)",message="is not allowed when type is Recreate: use recreateParams",fieldPath=".rollingParams",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds > (self.type == 'Recreate' ? self.?recreateParams.?timeoutSeconds.orValue(600) : self.type == 'Rolling' ? self.?rollingParams.?timeoutSeconds.orValue(600) : 0)",message="must be greater than the strategy's timeoutSeconds (default 600)",fieldPath=".activeDeadlineSeconds",reason=FieldValueInvalid
+type DeploymentStrategy struct {
+	// Type is Recreate, Rolling or Custom. Default Rolling.
+	// +kubebuilder:default=Rolling
+	// +optional
+	Type DeploymentStrategyType `json:"type,omitempty"`
+
+	// CustomParams holds the settings of a Custom strategy. With Recreate or Rolling, its
+	// command and environment decorate the built-in strategy in the built-in image.
+	// +optional
+	CustomParams *CustomDeploymentStrategyParams `json:"customParams,omitempty"`
+
+	// RecreateParams holds the settings of the Recreate strategy.
+	// +optional
+	RecreateParams *RecreateDeploymentStrategyParams `json:"recreateParams,omitempty"`
+
+	// RollingParams holds the settings of the Rolling strategy.
+	// +optional
+	RollingParams *RollingDeploymentStrategyParams `json:"rollingParams,omitempty"`
+
+	// Resources are the compute resources of the deployer pod and the hook pods.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Labels are added to the deployer pod and the hook pods.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations are added to the deployer pod and the hook pods.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// ActiveDeadlineSeconds bounds the whole rollout, hooks included: it is the deployer
+	// pod's activeDeadlineSeconds. It must be greater than the strategy's timeoutSeconds.
+	// Default 21600 (6 hours).
+	// +kubebuilder:default=21600
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+}
+
+// CustomDeploymentStrategyParams are the settings of a Custom strategy.
+type CustomDeploymentStrategyParams struct {
+	// Image is the deployer image for type Custom. It receives the deployer pod contract
+	// (docs/deployer-contract.md). Not allowed with Recreate or Rolling.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Command overrides the deployer image's entrypoint.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Environment is added to the deployer container's environment.
+	// +optional
+	Environment []corev1.EnvVar `json:"environment,omitempty"`
+}
+
+// RecreateDeploymentStrategyParams are the settings of the Recreate strategy.
+type RecreateDeploymentStrategyParams struct {
+	// TimeoutSeconds is how long the deployer waits for the old pods to go and for all new
+	// pods to be available, each time. Default 600.
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+
+	// Pre runs before anything is scaled.
+	// +optional
+	Pre *LifecycleHook `json:"pre,omitempty"`
+
+	// Mid runs after the old pods are gone and before the first new pod starts.
+	// +optional
+	Mid *LifecycleHook `json:"mid,omitempty"`
+
+	// Post runs after every new pod is available.
+	// +optional
+	Post *LifecycleHook `json:"post,omitempty"`
+}
+
+// RollingDeploymentStrategyParams are the settings of the Rolling strategy.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.maxSurge) && has(self.maxUnavailable) && (type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="spec.strategy.rollingParams: maxSurge and maxUnavailable must not both be 0, or the rollout could never make progress",fieldPath=".maxUnavailable",reason=FieldValueInvalid
+type RollingDeploymentStrategyParams struct {
+	// UpdatePeriodSeconds is the wait between individual pod updates. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	UpdatePeriodSeconds *int64 `json:"updatePeriodSeconds,omitempty"`
+
+	// IntervalSeconds is the wait between polls of the rollout's progress. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	IntervalSeconds *int64 `json:"intervalSeconds,omitempty"`
+
+	// TimeoutSeconds is the progress deadline: the rollout fails when no pod becomes
+	// available for this long. It resets whenever the rollout makes progress. Default 600.
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+
+	// MaxUnavailable is how many pods (an integer, or a percentage of replicas rounded
+	// down) may be unavailable during the rollout. Default 25%.
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxUnavailable must be a non-negative integer or a percentage from 0% to 100%"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// MaxSurge is how many pods (an integer, or a percentage of replicas rounded up) may
+	// run above the desired count during the rollout. Default 25%.
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxSurge must be a non-negative integer or a percentage from 0% to 100%"
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// Pre runs before anything is scaled.
+	// +optional
+	Pre *LifecycleHook `json:"pre,omitempty"`
+
+	// Post runs after every new pod is available.
+	// +optional
+	Post *LifecycleHook `json:"post,omitempty"`
+}
