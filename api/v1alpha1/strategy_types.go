@@ -21,7 +21,7 @@ const (
 // DeploymentStrategy says how a revision replaces the previous one. The deployer pod and
 // the hook pods get its resources, labels and annotations.
 //
-// +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || size(self.?customParams.?image.orValue('')) > 0",message="spec.strategy.customParams.image is required when spec.strategy.type is Custom",fieldPath=".customParams",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || (has(self.customParams) && has(self.customParams.image) && size(self.customParams.image) > 0)",message="spec.strategy.customParams.image is required when spec.strategy.type is Custom",fieldPath=".customParams",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="self.type == 'Custom' || !has(self.customParams) || !has(self.customParams.image)",message="is only allowed when type is Custom; with Recreate or Rolling, customParams.command runs in the built-in deployer image",fieldPath=".customParams.image",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!(self.type == 'Rolling' && self.?recreateParams.?mid.hasValue())",message="the Rolling strategy has no mid hook; move the hook to rollingParams.pre or rollingParams.post, or use type Recreate",fieldPath=".recreateParams.mid",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="self.type != 'Rolling' || !has(self.recreateParams)",message="is not allowed when type is Rolling: use rollingParams",fieldPath=".recreateParams",reason=FieldValueForbidden

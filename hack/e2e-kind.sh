@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the e2e suite on a kind cluster: creates the cluster, builds and loads the images,
+# installs Stagehand from deploy/, and runs `go test -tags e2e ./e2e/` against it with
+# E2E_KUBECONFIG. Needs Docker and kind; on a machine without them it says so and fails.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+cluster=${KIND_CLUSTER:-stagehand-e2e}
+tag=${IMAGE_TAG:-e2e}
+
+for tool in docker kind kubectl; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "make e2e-kind: $tool is not installed. It needs Docker, kind and kubectl; without them use make test (local control plane)." >&2
+    exit 2
+  fi
+done
+if ! docker info >/dev/null 2>&1; then
+  echo "make e2e-kind: no Docker engine answers here (docker info failed); kind cannot run. Use make test." >&2
+  exit 2
+fi
+
+IMAGE_TAG=$tag hack/images.sh
+if ! kind get clusters | grep -qx "$cluster"; then
+  kind create cluster --name "$cluster" --wait 120s
+fi
+kubeconfig=$(mktemp)
+trap 'rm -f "$kubeconfig"' EXIT
+kind get kubeconfig --name "$cluster" >"$kubeconfig"
+kind load docker-image --name "$cluster" "stagehand/controller:$tag" "stagehand/deployer:$tag"
+kubectl --kubeconfig "$kubeconfig" apply -k deploy/
+E2E_KUBECONFIG=$kubeconfig E2E_IMAGE_TAG=$tag go test -count=1 -timeout=40m -tags e2e ./e2e/...

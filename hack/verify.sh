@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fails when generated code is out of date with api/, or when gofmt, go vet or
+# golangci-lint (pinned in hack/tools/lint) find anything.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+fail=0
+
+echo "verify: generated code"
+snapshot=$(mktemp -d)
+trap 'rm -rf "$snapshot"' EXIT
+generated=(api deploy/crds)
+for d in "${generated[@]}"; do mkdir -p "$snapshot/$(dirname "$d")"; cp -a "$d" "$snapshot/$d"; done
+hack/update-codegen.sh >/dev/null
+for d in "${generated[@]}"; do
+  if ! diff -r "$snapshot/$d" "$d" >/dev/null; then
+    echo "  $d is out of date with api/: run make generate and commit the result" >&2
+    diff -r "$snapshot/$d" "$d" | head -20 >&2 || true
+    fail=1
+  fi
+done
+
+echo "verify: gofmt"
+unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go'))
+if [[ -n $unformatted ]]; then
+  echo "  gofmt would change: $unformatted" >&2
+  fail=1
+fi
+
+echo "verify: go vet"
+go vet ./... || fail=1
+go vet -tags e2e ./e2e/... || fail=1
+
+echo "verify: golangci-lint"
+lint=$root/bin/tools/golangci-lint
+stamp=$root/bin/tools/.lint-stamp
+want=$(sha256sum hack/tools/lint/go.sum | cut -d' ' -f1)
+if [[ ! -x $lint || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  echo "  building golangci-lint (pinned in hack/tools/lint)"
+  mkdir -p "$root/bin/tools"
+  (cd hack/tools/lint && go build -o "$lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+  echo "$want" >"$stamp"
+fi
+"$lint" run --build-tags e2e ./... || fail=1
+
+if ((fail)); then
+  echo "verify: FAILED" >&2
+  exit 1
+fi
+echo "verify: OK"
