@@ -1,0 +1,114 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// requireControlPlane returns the folder with the control-plane binaries. Without them the
+// test is skipped locally and fails in CI, where hack/build-controlplane.sh must have run.
+func requireControlPlane(t *testing.T) string {
+	t.Helper()
+	root, err := FindRepoRoot()
+	require.NoError(t, err)
+	bin := DefaultBinDir(root)
+	if _, err := os.Stat(filepath.Join(bin, apiserverName)); err != nil {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); !ci {
+			t.Skipf("control plane not built (%v); run hack/build-controlplane.sh", err)
+		}
+		t.Fatalf("control plane not built in CI (%v); hack/build-controlplane.sh must run first", err)
+	}
+	return bin
+}
+
+func testLog(t *testing.T) *logrus.Entry {
+	logger := logrus.New()
+	logger.SetOutput(t.Output())
+	return logrus.NewEntry(logger)
+}
+
+func TestControlPlane(t *testing.T) {
+	bin := requireControlPlane(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	began := time.Now()
+	c, err := Start(ctx, Options{Dir: t.TempDir(), BinDir: bin, Log: testLog(t)})
+	require.NoError(t, err)
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = c.Stop()
+		}
+	})
+	t.Logf("started in %s", time.Since(began).Round(time.Millisecond))
+
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(body))
+
+	ns, err := cs.CoreV1().Namespaces().Create(ctx,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "localcluster-"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Data: map[string]string{"k": "v"}}
+	_, err = cs.CoreV1().ConfigMaps(ns.Name).Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got, err := cs.CoreV1().ConfigMaps(ns.Name).Get(ctx, "probe", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "v", got.Data["k"])
+
+	// The ServiceAccount controller gives every new namespace its default ServiceAccount.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true,
+		func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, nil
+		})
+	assert.NoError(t, err, "default ServiceAccount in %s", ns.Name)
+
+	for _, name := range c.NodeNames() {
+		_, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		assert.NoError(t, err, "Node %s", name)
+	}
+
+	pids := map[string]int{}
+	for _, p := range c.procs {
+		pids[p.name] = p.pid
+	}
+	for _, name := range []string{etcdName, apiserverName, controllerManagerName, schedulerName} {
+		require.Contains(t, pids, name)
+		assert.FileExists(t, c.layout.pidFile(name))
+	}
+	apiserverAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.state.Ports.APIServer))
+
+	stopped = true
+	require.NoError(t, c.Stop())
+
+	for name, pid := range pids {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		assert.True(t, os.IsNotExist(err), "%s (pid %d) still exists after Stop", name, pid)
+		assert.NoFileExists(t, c.layout.pidFile(name))
+	}
+	conn, err := net.DialTimeout("tcp", apiserverAddr, time.Second)
+	if err == nil {
+		conn.Close()
+	}
+	assert.Error(t, err, "the apiserver port %s still accepts connections after Stop", apiserverAddr)
+	assert.NoError(t, Down(c.Dir()), "Down after Stop has nothing to do")
+}

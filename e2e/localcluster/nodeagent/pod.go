@@ -1,0 +1,326 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Pod-level failure reported when activeDeadlineSeconds runs out (same words as the kubelet).
+const (
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// podWorker runs one pod from the moment it is bound to one of the agent's nodes until its
+// object is deleted. One goroutine (run) owns the pod's lifecycle and its status writes;
+// every container runs in a goroutine of its own (container.go).
+type podWorker struct {
+	a   *Agent
+	dir string
+	log *logrus.Entry
+
+	updated chan struct{} // the pod object changed (cap 1)
+	dirty   chan struct{} // the status changed (cap 1)
+	removed chan struct{} // the pod object is gone from the API
+
+	wg sync.WaitGroup // container goroutines
+
+	idMu       sync.Mutex // serialises token minting
+	idWanted   *bool      // nil until known
+	idRefresh  time.Time  // when the token must be refreshed; zero: not minted
+	removeOnce sync.Once
+
+	mu          sync.Mutex
+	pod         *corev1.Pod // latest known object, never mutated
+	ctrs        []*ctr      // init containers, then containers
+	startTime   metav1.Time
+	failReason  string // pod-level terminal failure, e.g. DeadlineExceeded
+	failMessage string
+	deleting    bool          // the pod is being deleted: its phase becomes terminal
+	stopping    bool          // no container may start any more
+	stopDone    chan struct{} // closed when every container goroutine has ended
+	runCancel   context.CancelFunc
+}
+
+func newPodWorker(a *Agent, pod *corev1.Pod) *podWorker {
+	w := &podWorker{
+		a:       a,
+		dir:     filepath.Join(a.cfg.Dir, "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
+		log:     a.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "node": pod.Spec.NodeName}),
+		updated: make(chan struct{}, 1),
+		dirty:   make(chan struct{}, 1),
+		removed: make(chan struct{}),
+		pod:     pod,
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		w.ctrs = append(w.ctrs, newCtr(c, true, sidecar, a.backoffBase, a.backoffMax))
+	}
+	for i := range pod.Spec.Containers {
+		w.ctrs = append(w.ctrs, newCtr(&pod.Spec.Containers[i], false, false, a.backoffBase, a.backoffMax))
+	}
+	return w
+}
+
+// setPod records a newer version of the pod object.
+func (w *podWorker) setPod(pod *corev1.Pod) {
+	w.mu.Lock()
+	if !olderThan(pod, w.pod) {
+		w.pod = pod
+	}
+	w.mu.Unlock()
+	notify(w.updated)
+}
+
+func (w *podWorker) latest() *corev1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pod
+}
+
+// olderThan reports whether a has an older resourceVersion than b (they are integers in
+// practice; anything else counts as not older).
+func olderThan(a, b *corev1.Pod) bool {
+	ra, err1 := strconv.ParseUint(a.ResourceVersion, 10, 64)
+	rb, err2 := strconv.ParseUint(b.ResourceVersion, 10, 64)
+	return err1 == nil && err2 == nil && ra < rb
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (w *podWorker) markDirty() { notify(w.dirty) }
+
+// markRemoved tells the worker that the pod object is gone.
+func (w *podWorker) markRemoved() { w.removeOnce.Do(func() { close(w.removed) }) }
+
+// run drives the pod. It returns when the pod object is gone (deleted by this worker or by
+// someone else) or when ctx is done (the agent stops; the spawner kills the processes).
+func (w *podWorker) run(ctx context.Context) {
+	defer w.a.forget(w)
+	pod := w.latest()
+	if isTerminal(pod.Status.Phase) {
+		// Already finished (for example by an earlier agent): never run it again.
+		w.waitForDeletion(ctx)
+		return
+	}
+	if pod.DeletionTimestamp != nil {
+		w.deletePod(ctx)
+		return
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		w.log.WithError(err).Error("creating pod directory")
+	}
+	w.mu.Lock()
+	w.startTime = nowSecond()
+	if pod.Status.StartTime != nil {
+		w.startTime = *pod.Status.StartTime
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	w.runCancel = cancel
+	w.mu.Unlock()
+	defer cancel()
+
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.runContainers(runCtx)
+	}()
+	w.markDirty()
+
+	var deadline <-chan time.Time
+	var deadlineTimer *time.Timer
+	resetDeadline := func(pod *corev1.Pod) {
+		if deadlineTimer != nil {
+			deadlineTimer.Stop()
+			deadline = nil
+		}
+		if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
+			deadlineTimer = time.NewTimer(time.Until(w.startTime.Add(time.Duration(*ads) * time.Second)))
+			deadline = deadlineTimer.C
+		}
+	}
+	resetDeadline(pod)
+	var deletion <-chan struct{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.removed:
+			// Force-deleted: nothing to report any more.
+			<-w.stopContainers(0)
+			return
+		case <-w.dirty:
+			if w.syncStatus(ctx) {
+				w.stopIfFinished()
+			}
+		case <-deadline:
+			deadline = nil
+			w.mu.Lock()
+			if w.failReason == "" && !w.stopping {
+				w.failReason, w.failMessage = reasonDeadlineExceeded, messageDeadlineExceeded
+				w.log.Info("active deadline exceeded, stopping the pod")
+			}
+			w.mu.Unlock()
+			w.stopContainers(terminationGrace(w.latest()))
+			w.markDirty()
+		case <-w.updated:
+			pod := w.latest()
+			if pod.DeletionTimestamp == nil {
+				resetDeadline(pod)
+				continue
+			}
+			if deletion == nil {
+				w.mu.Lock()
+				w.deleting = true
+				w.mu.Unlock()
+				grace := time.Duration(0)
+				if g := pod.DeletionGracePeriodSeconds; g != nil {
+					grace = time.Duration(*g) * time.Second
+				}
+				w.log.WithField("grace", grace).Debug("pod is being deleted, stopping its containers")
+				deletion = w.stopContainers(grace)
+			}
+		case <-deletion:
+			w.syncStatus(ctx)
+			w.deletePod(ctx)
+			return
+		}
+	}
+}
+
+// waitForDeletion handles a pod that is already terminal: it only deletes it once asked to.
+func (w *podWorker) waitForDeletion(ctx context.Context) {
+	for {
+		if w.latest().DeletionTimestamp != nil {
+			w.deletePod(ctx)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.removed:
+			return
+		case <-w.updated:
+		}
+	}
+}
+
+// stopIfFinished stops what still runs (sidecars) once the pod's phase is terminal.
+func (w *podWorker) stopIfFinished() {
+	w.mu.Lock()
+	finished := !w.stopping && isTerminal(w.phaseLocked())
+	w.mu.Unlock()
+	if finished {
+		w.stopContainers(terminationGrace(w.latest()))
+	}
+}
+
+// stopContainers stops the pod's containers: no container starts any more, every process
+// group gets SIGTERM, and whatever still runs after grace gets SIGKILL. The returned channel
+// is closed when every container goroutine has ended. Calling it again returns the same
+// channel.
+func (w *podWorker) stopContainers(grace time.Duration) <-chan struct{} {
+	w.mu.Lock()
+	if w.stopDone != nil {
+		ch := w.stopDone
+		w.mu.Unlock()
+		return ch
+	}
+	w.stopping = true
+	w.stopDone = make(chan struct{})
+	done := w.stopDone
+	if w.runCancel != nil {
+		w.runCancel()
+	}
+	procs := w.liveProcsLocked()
+	w.mu.Unlock()
+
+	go func() {
+		defer close(done)
+		for _, p := range procs {
+			p.signal(syscall.SIGTERM)
+		}
+		ended := make(chan struct{})
+		go func() { w.wg.Wait(); close(ended) }()
+		select {
+		case <-ended:
+			return
+		case <-time.After(grace):
+		}
+		w.mu.Lock()
+		procs := w.liveProcsLocked()
+		w.mu.Unlock()
+		for _, p := range procs {
+			p.signal(syscall.SIGKILL)
+		}
+		<-ended
+	}()
+	return done
+}
+
+func (w *podWorker) liveProcsLocked() []*proc {
+	var procs []*proc
+	for _, c := range w.ctrs {
+		if c.proc != nil {
+			procs = append(procs, c.proc)
+		}
+	}
+	return procs
+}
+
+// deletePod removes the pod object for good, with grace 0 and a UID precondition so that a
+// new pod of the same name is never hit.
+func (w *podWorker) deletePod(ctx context.Context) {
+	pod := w.latest()
+	zero := int64(0)
+	err := w.a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero,
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
+	switch {
+	case err == nil:
+		w.log.Debug("pod deleted")
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+	case ctx.Err() != nil:
+	default:
+		w.log.WithError(err).Warn("deleting pod")
+	}
+}
+
+func terminationGrace(pod *corev1.Pod) time.Duration {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return 30 * time.Second
+}
+
+func isTerminal(phase corev1.PodPhase) bool {
+	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+}
+
+// findCtr returns the named container of the pod, or nil.
+func (w *podWorker) findCtr(name string) *ctr {
+	for _, c := range w.ctrs {
+		if c.spec.Name == name {
+			return c
+		}
+	}
+	return nil
+}
