@@ -1,0 +1,104 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+)
+
+// KubeconfigEnv names the variable that points the suite at an existing cluster. When it
+// is empty, the suite starts a local control plane of its own.
+const KubeconfigEnv = "E2E_KUBECONFIG"
+
+// Env is the cluster a test binary runs against, with its clients.
+type Env struct {
+	Config     *rest.Config
+	Kube       kubernetes.Interface
+	Stagehand  stagehandclient.Interface
+	Dynamic    dynamic.Interface
+	Kubeconfig string
+	RepoRoot   string
+
+	cluster *localcluster.Cluster
+	tmpDir  string
+}
+
+// Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
+// folder, and installs Stagehand's CRDs from deploy/crds.
+func Start(ctx context.Context) (*Env, error) {
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{RepoRoot: root}
+	if path := os.Getenv(KubeconfigEnv); path != "" {
+		env.Kubeconfig = path
+		env.Config, err = clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("loading %s=%s: %w", KubeconfigEnv, path, err)
+		}
+	} else if err := env.startLocal(ctx); err != nil {
+		return nil, err
+	}
+	env.Config.QPS, env.Config.Burst = 100, 200
+	if env.Kube, err = kubernetes.NewForConfig(env.Config); err != nil {
+		return nil, err
+	}
+	if env.Stagehand, err = stagehandclient.NewForConfig(env.Config); err != nil {
+		return nil, err
+	}
+	if env.Dynamic, err = dynamic.NewForConfig(env.Config); err != nil {
+		return nil, err
+	}
+	if err := env.InstallCRDs(ctx); err != nil {
+		env.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
+func (e *Env) startLocal(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "stagehand-e2e-")
+	if err != nil {
+		return err
+	}
+	e.tmpDir = dir
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
+		Dir:    filepath.Join(dir, "cluster"),
+		BinDir: localcluster.DefaultBinDir(e.RepoRoot),
+		Log:    logrus.NewEntry(log),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local cluster (build it with `make controlplane`): %w", err)
+	}
+	e.Config = e.cluster.RESTConfig()
+	e.Kubeconfig = e.cluster.KubeconfigPath()
+	return nil
+}
+
+// Stop stops a local cluster that Start started; a cluster given by kubeconfig is left alone.
+func (e *Env) Stop() {
+	if e.cluster != nil {
+		if err := e.cluster.Stop(); err != nil {
+			logrus.WithError(err).Warn("Stopping the local cluster")
+		}
+	}
+	if e.tmpDir != "" && os.Getenv("E2E_KEEP") == "" {
+		_ = os.RemoveAll(e.tmpDir)
+	}
+}
