@@ -19,7 +19,16 @@ step "Starting the local control plane (etcd, kube-apiserver, kube-controller-ma
 
 step "Installing Stagehand: kubectl apply -k deploy/"
 "$kubectl" apply -k deploy/
-"$kubectl" wait --for=condition=Established crd/deploymentconfigs.stagehand.dev --timeout=60s
+established=
+for _ in $(seq 1 60); do
+  if "$kubectl" get crd deploymentconfigs.stagehand.dev \
+    -o jsonpath='{range .status.conditions[*]}{.type}={.status}{"\n"}{end}' 2>/dev/null | grep -qx 'Established=True'; then
+    established=True
+    break
+  fi
+  sleep 0.5
+done
+[[ $established == True ]] || { echo "the CRD never became Established" >&2; exit 1; }
 
 step "Creating the example DeploymentConfig examples/hello.yaml"
 "$kubectl" apply -f examples/hello.yaml
