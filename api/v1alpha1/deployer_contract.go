@@ -1,0 +1,80 @@
+package v1alpha1
+
+import "encoding/json"
+
+// The deployer-pod contract (docs/deployer-contract.md). It is public: custom strategy
+// images depend on every name and number here, so they change only with a new API version.
+const (
+	// DeployerContainerName is the name of the deployer pod's only container.
+	DeployerContainerName = "deployer"
+	// DeployerServiceAccountName is the service account of deployer pods, ensured by the
+	// controller in every namespace that has a DeploymentConfig.
+	DeployerServiceAccountName = "stagehand-deployer"
+	// DeployerClusterRoleName is the shipped ClusterRole that the per-namespace RoleBinding
+	// of the deployer service account refers to.
+	DeployerClusterRoleName = "stagehand-deployer"
+	// DefaultTerminationMessagePath is where the deployer writes its TerminationMessage.
+	DefaultTerminationMessagePath = "/dev/termination-log"
+)
+
+// Environment of the deployer container.
+const (
+	// EnvRevision holds the name of the revision's ReplicaSet, e.g. web-3.
+	EnvRevision = "STAGEHAND_REVISION"
+	// EnvNamespace holds the namespace of the revision.
+	EnvNamespace = "STAGEHAND_NAMESPACE"
+	// EnvOpenShiftDeploymentName is EnvRevision under OpenShift's name, so that existing
+	// OpenShift custom strategy images run unchanged.
+	EnvOpenShiftDeploymentName = "OPENSHIFT_DEPLOYMENT_NAME"
+	// EnvOpenShiftDeploymentNamespace is EnvNamespace under OpenShift's name.
+	EnvOpenShiftDeploymentNamespace = "OPENSHIFT_DEPLOYMENT_NAMESPACE"
+)
+
+// DeployerExitCode is the deployer's exit code; the controller maps it to the revision.
+type DeployerExitCode int
+
+const (
+	// ExitComplete: the rollout completed.
+	ExitComplete DeployerExitCode = 0
+	// ExitFailed: the rollout failed for any reason the other codes do not name.
+	ExitFailed DeployerExitCode = 1
+	// ExitInvalid: the inputs or the configuration are invalid.
+	ExitInvalid DeployerExitCode = 2
+	// ExitHookAborted: a hook with failure policy Abort (or an exhausted Retry) failed.
+	ExitHookAborted DeployerExitCode = 3
+	// ExitTimedOut: no progress within the strategy's timeoutSeconds.
+	ExitTimedOut DeployerExitCode = 4
+	// ExitCancelled: the rollout was cancelled or superseded (SIGTERM).
+	ExitCancelled DeployerExitCode = 5
+)
+
+// TerminationMessage is what the deployer writes to its termination-message file before it
+// exits. The controller copies it into the revision's status-reason annotation, the
+// DeploymentConfig's Progressing condition and an event.
+type TerminationMessage struct {
+	// Reason is a short UpperCamelCase reason, e.g. HookFailed.
+	Reason string `json:"reason"`
+	// Message says what failed and what to do.
+	Message string `json:"message"`
+}
+
+// Encode renders the message as the JSON the controller reads.
+func (m TerminationMessage) Encode() string {
+	data, _ := json.Marshal(m) // two strings cannot fail to marshal
+	return string(data)
+}
+
+// Reasons of a revision's outcome, in termination messages, the status-reason annotation
+// and the Progressing condition.
+const (
+	ReasonCompleted           = "Completed"
+	ReasonFailed              = "Failed"
+	ReasonInvalidConfig       = "InvalidConfig"
+	ReasonHookFailed          = "HookFailed"
+	ReasonTimedOut            = "TimedOut"
+	ReasonCancelled           = "Cancelled"
+	ReasonSuperseded          = "Superseded"
+	ReasonDeadlineExceeded    = "DeadlineExceeded"
+	ReasonDeployerPodGone     = "DeployerPodGone"
+	ReasonDeployerPodNotAdmit = "DeployerPodCreateFailed"
+)
