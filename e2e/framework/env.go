@@ -35,7 +35,7 @@ type Env struct {
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
-// folder, and installs Stagehand's CRDs from deploy/crds.
+// folder and installs Stagehand there from deploy/ (see InstallStagehand).
 func Start(ctx context.Context) (*Env, error) {
 	root, err := localcluster.FindRepoRoot()
 	if err != nil {
@@ -62,6 +62,10 @@ func Start(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	if err := env.InstallCRDs(ctx); err != nil {
+		env.Stop()
+		return nil, err
+	}
+	if err := env.InstallStagehand(ctx); err != nil {
 		env.Stop()
 		return nil, err
 	}

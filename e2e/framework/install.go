@@ -1,0 +1,172 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+)
+
+// ControllerNamespace is where deploy/ installs the controller.
+const ControllerNamespace = "stagehand-system"
+
+// ControllerSelector selects the controller's pods.
+const ControllerSelector = "app.kubernetes.io/name=stagehand-controller"
+
+// localControllerArgs are added to the controller on the local cluster, where every pod
+// shares the host's network: a fixed metrics port would collide between test binaries.
+var localControllerArgs = []string{"--metrics-bind-address=127.0.0.1:0"}
+
+// InstallStagehand installs deploy/ (kubectl kustomize, applied through the API) on the
+// local cluster and waits until the controller pod runs. On a cluster given by
+// E2E_KUBECONFIG it does nothing: make e2e-kind installs deploy/ itself. The manifests are
+// applied as shipped, RBAC included; on the local cluster only the controller's probes
+// are dropped and its metrics port is made dynamic (see localControllerArgs).
+func (e *Env) InstallStagehand(ctx context.Context) error {
+	if e.cluster == nil {
+		return nil
+	}
+	kubectl, err := e.kubectl()
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(e.RepoRoot, "deploy")).Output()
+	if err != nil {
+		return fmt.Errorf("kubectl kustomize deploy/: %w", err)
+	}
+	objs, err := decodeAll(out)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(e.Kube.Discovery()))
+	for _, obj := range objs {
+		if obj.GetKind() == "Deployment" && obj.GetName() == "stagehand-controller" {
+			if err := adaptControllerForLocalCluster(obj); err != nil {
+				return err
+			}
+		}
+		if obj.GetKind() == "CustomResourceDefinition" {
+			continue // installed by Start
+		}
+		if err := e.apply(ctx, mapper, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Env) apply(ctx context.Context, mapper meta.RESTMapper, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fmt.Errorf("mapping %s: %w", gvk, err)
+	}
+	client := e.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	existing, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = client.Create(ctx, obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	case err == nil:
+		obj.SetResourceVersion(existing.GetResourceVersion())
+		_, err = client.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict})
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func adaptControllerForLocalCluster(obj *unstructured.Unstructured) error {
+	containers, _, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+	if err != nil || len(containers) == 0 {
+		return fmt.Errorf("the controller Deployment has no containers: %v", err)
+	}
+	for i := range containers {
+		c := containers[i].(map[string]any)
+		delete(c, "livenessProbe")
+		delete(c, "readinessProbe")
+		args, _ := c["args"].([]any)
+		for _, a := range localControllerArgs {
+			args = append(args, a)
+		}
+		c["args"] = args
+		containers[i] = c
+	}
+	return unstructured.SetNestedSlice(obj.Object, containers, "spec", "template", "spec", "containers")
+}
+
+func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("decoding deploy/: %w", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+func (e *Env) kubectl() (string, error) {
+	matches, _ := filepath.Glob(filepath.Join(e.RepoRoot, "bin", "k8s-v*", "kubectl"))
+	if len(matches) == 0 {
+		if path, err := exec.LookPath("kubectl"); err == nil {
+			return path, nil
+		}
+		return "", fmt.Errorf("no kubectl in bin/k8s-v*/ or on PATH (run make controlplane)")
+	}
+	return matches[0], nil
+}
+
+// WaitForController waits until a controller pod runs and is ready.
+func (e *Env) WaitForController(t *testing.T) *corev1.Pod {
+	t.Helper()
+	pods := e.WaitForPods(t, ControllerNamespace, ControllerSelector, 90*time.Second, "a ready controller pod", func(pods []*corev1.Pod) bool {
+		for _, p := range pods {
+			if p.DeletionTimestamp == nil && PodReady(p) {
+				return true
+			}
+		}
+		return false
+	})
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && PodReady(p) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ControllerLogs returns the logs of the controller pods, for failure messages.
+func (e *Env) ControllerLogs() string {
+	pods, err := e.Kube.CoreV1().Pods(ControllerNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: ControllerSelector})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		raw, err := e.Kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+		fmt.Fprintf(&b, "--- %s (err %v)\n%s\n", p.Name, err, raw)
+	}
+	return b.String()
+}
