@@ -278,7 +278,7 @@ func (w *podWorker) setWaiting(c *ctr, reason, msg string) {
 	w.markDirty()
 }
 
-// startProcess starts a process container with its output going to sink.
+// startProcess starts a process container, through the shim, with its output going to sink.
 func (w *podWorker) startProcess(run *ctrRun, sink *logSink) (*proc, error) {
 	cmd, err := newCommand(run.argv, run.dir, run.env)
 	if err != nil {
@@ -295,7 +295,7 @@ func (w *podWorker) startProcess(run *ctrRun, sink *logSink) (*proc, error) {
 		return nil, fmt.Errorf("creating stderr pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	p, err := w.a.spawner.start(cmd)
+	p, err := w.a.spawner.startContainer(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {

@@ -3,11 +3,14 @@ package nodeagent
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,9 +24,9 @@ const (
 )
 
 // spawner starts every child process of the agent from one goroutine that is locked to its
-// OS thread for the agent's whole life. Children get Pdeathsig SIGKILL, which the kernel
-// sends when the *thread* that forked them exits; starting them from arbitrary goroutines
-// would kill them whenever the Go runtime retires a thread.
+// OS thread for the agent's whole life. Children get a Pdeathsig (SIGKILL, or the shim's
+// signal), which the kernel sends when the *thread* that forked them exits; starting them
+// from arbitrary goroutines would signal them whenever the Go runtime retires a thread.
 type spawner struct {
 	reqs chan spawnRequest
 
@@ -38,11 +41,13 @@ type spawnRequest struct {
 	errc chan error
 }
 
-// proc is a started process. Its Wait runs in a goroutine of its own; done is closed after
-// it returned, when err holds the result of exec.Cmd.Wait.
+// proc is a started process: a container's shim, or an exec session or probe. Its Wait
+// runs in a goroutine of its own; done is closed after it returned, when err holds the
+// result of exec.Cmd.Wait.
 type proc struct {
 	cmd  *exec.Cmd
 	pgid int
+	shim bool // cmd is the shim (startContainer)
 	done chan struct{}
 	err  error
 }
@@ -55,7 +60,7 @@ func newSpawner() *spawner {
 	}
 	go func() {
 		// Never unlocked: when this goroutine returns, its thread exits and the kernel
-		// kills any child that is somehow still alive.
+		// signals any child that is somehow still alive.
 		runtime.LockOSThread()
 		defer close(s.done)
 		for r := range s.reqs {
@@ -65,15 +70,64 @@ func newSpawner() *spawner {
 	return s
 }
 
-// start starts cmd in a process group of its own, with Pdeathsig SIGKILL. When the process
-// exits, its whole group is killed, so that nothing it left behind outlives it (a container
-// behaves the same way when its main process exits).
+// start starts cmd directly, in a process group of its own, with Pdeathsig SIGKILL. When
+// the process exits, its whole group is killed, so that nothing it left behind outlives it
+// (a container behaves the same way when its main process exits). exec sessions and exec
+// probes start this way.
 func (s *spawner) start(cmd *exec.Cmd) (*proc, error) {
+	return s.launch(cmd, syscall.SIGKILL, false)
+}
+
+// startContainer starts cmd through the shim (shim.go), which leads the process group and
+// takes the container's leftovers with it, even when the agent is killed. The error is the
+// one that starting cmd directly would give.
+func (s *spawner) startContainer(cmd *exec.Cmd) (*proc, error) {
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating the shim's status pipe: %w", err)
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	shim := &exec.Cmd{
+		Path:       shimSelf,
+		Args:       shimArgs(cmd.Path, cmd.Args),
+		Dir:        cmd.Dir,
+		Env:        append(slices.Clip(env), envShim+"="+strconv.Itoa(os.Getpid())),
+		Stdin:      cmd.Stdin,
+		Stdout:     cmd.Stdout,
+		Stderr:     cmd.Stderr,
+		ExtraFiles: []*os.File{statusW},
+	}
+	p, err := s.launch(shim, shimParentDeathSignal, true)
+	statusW.Close()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	// The shim closes its end once the command runs or could not start.
+	report, err := io.ReadAll(statusR)
+	statusR.Close()
+	if err == nil {
+		err = parseShimReport(string(report), cmd.Path)
+	}
+	if err != nil {
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+// launch starts cmd from the locked thread, in a process group of its own, with Pdeathsig
+// pdeathsig. shim says that cmd is the shim, which relays graceful signals itself.
+func (s *spawner) launch(cmd *exec.Cmd, pdeathsig syscall.Signal, shim bool) (*proc, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Pdeathsig = pdeathsig
 
 	s.mu.Lock()
 	if s.stopped {
@@ -87,7 +141,7 @@ func (s *spawner) start(cmd *exec.Cmd) (*proc, error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, shim: shim, done: make(chan struct{})}
 	s.live[p] = struct{}{}
 	s.mu.Unlock()
 
@@ -102,13 +156,19 @@ func (s *spawner) start(cmd *exec.Cmd) (*proc, error) {
 	return p, nil
 }
 
-// signal sends sig to the process group of p.
+// signal sends sig to the process group of p. A shim gets SIGTERM and SIGINT alone and
+// relays them to its group, so that every process of the container gets them once.
 func (p *proc) signal(sig syscall.Signal) {
 	select {
 	case <-p.done:
+		return
 	default:
-		_ = syscall.Kill(-p.pgid, sig)
 	}
+	if p.shim && sig != syscall.SIGKILL {
+		_ = syscall.Kill(p.pgid, sig)
+		return
+	}
+	_ = syscall.Kill(-p.pgid, sig)
 }
 
 // exitCode returns the exit code of a finished process the way a container runtime reports
@@ -133,7 +193,6 @@ func (s *spawner) stop(grace time.Duration) {
 		return
 	}
 	s.stopped = true
-	close(s.reqs)
 	procs := make([]*proc, 0, len(s.live))
 	for p := range s.live {
 		procs = append(procs, p)
@@ -156,6 +215,9 @@ func (s *spawner) stop(grace time.Duration) {
 	for _, p := range procs {
 		<-p.done
 	}
+	// Only now: the thread exit that follows sends Pdeathsig, which would kill an exec
+	// session at once instead of after SIGTERM and the grace period.
+	close(s.reqs)
 	<-s.done
 }
 

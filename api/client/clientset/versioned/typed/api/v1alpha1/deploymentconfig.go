@@ -23,6 +23,7 @@ import (
 
 	scheme "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/scheme"
 	apiv1alpha1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
 	watch "k8s.io/apimachinery/pkg/watch"
@@ -47,6 +48,9 @@ type DeploymentConfigInterface interface {
 	List(ctx context.Context, opts v1.ListOptions) (*apiv1alpha1.DeploymentConfigList, error)
 	Watch(ctx context.Context, opts v1.ListOptions) (watch.Interface, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts v1.PatchOptions, subresources ...string) (result *apiv1alpha1.DeploymentConfig, err error)
+	GetScale(ctx context.Context, deploymentConfigName string, options v1.GetOptions) (*autoscalingv1.Scale, error)
+	UpdateScale(ctx context.Context, deploymentConfigName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (*autoscalingv1.Scale, error)
+
 	DeploymentConfigExpansion
 }
 
@@ -67,4 +71,33 @@ func newDeploymentConfigs(c *StagehandV1alpha1Client, namespace string) *deploym
 			func() *apiv1alpha1.DeploymentConfigList { return &apiv1alpha1.DeploymentConfigList{} },
 		),
 	}
+}
+
+// GetScale takes name of the deploymentConfig, and returns the corresponding autoscalingv1.Scale object, and an error if there is any.
+func (c *deploymentConfigs) GetScale(ctx context.Context, deploymentConfigName string, options v1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Get().
+		Namespace(c.GetNamespace()).
+		Resource("deploymentconfigs").
+		Name(deploymentConfigName).
+		SubResource("scale").
+		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// UpdateScale takes the top resource name and the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *deploymentConfigs) UpdateScale(ctx context.Context, deploymentConfigName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Put().
+		Namespace(c.GetNamespace()).
+		Resource("deploymentconfigs").
+		Name(deploymentConfigName).
+		SubResource("scale").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(scale).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -19,9 +19,14 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
 	apiv1alpha1 "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/typed/api/v1alpha1"
 	v1alpha1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 )
 
 // fakeDeploymentConfigs implements DeploymentConfigInterface
@@ -49,4 +54,28 @@ func newFakeDeploymentConfigs(fake *FakeStagehandV1alpha1, namespace string) api
 		),
 		fake,
 	}
+}
+
+// GetScale takes name of the deploymentConfig, and returns the corresponding scale object, and an error if there is any.
+func (c *fakeDeploymentConfigs) GetScale(ctx context.Context, deploymentConfigName string, options v1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewGetSubresourceActionWithOptions(c.Resource(), c.Namespace(), "scale", deploymentConfigName, options), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
+}
+
+// UpdateScale takes the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *fakeDeploymentConfigs) UpdateScale(ctx context.Context, deploymentConfigName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "scale", c.Namespace(), scale, opts), &autoscalingv1.Scale{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
 }

@@ -1,0 +1,83 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// KillController kills the controller the way a crash would. On the local cluster it sends
+// SIGKILL to the controller's process (the node agent restarts the container, as a kubelet
+// would); on a cluster given by kubeconfig it force-deletes the controller pod (grace 0) and
+// the Deployment starts a new one. It waits until there is a process to kill.
+func (e *Env) KillController(t *testing.T) {
+	t.Helper()
+	if e.cluster == nil {
+		pods, err := e.Kube.CoreV1().Pods(ControllerNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: ControllerSelector})
+		if err != nil {
+			t.Fatalf("listing controller pods: %v", err)
+		}
+		for _, p := range pods.Items {
+			if err := e.Kube.CoreV1().Pods(p.Namespace).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+				t.Fatalf("force-deleting controller pod %s: %v", p.Name, err)
+			}
+		}
+		return
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		pids := e.LocalProcesses("stagehand-controller")
+		if len(pids) > 0 {
+			for _, pid := range pids {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Logf("killing controller pid %d: %v", pid, err)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stagehand-controller process of this cluster ran within 90s\n%s", e.ControllerLogs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// LocalProcesses returns the pids of this local cluster's pod processes whose executable's
+// base name is binary. A pod process is recognised by its environment, which points into the
+// cluster's folder (docs/localcluster.md). It returns nothing on a cluster given by kubeconfig.
+func (e *Env) LocalProcesses(binary string) []int {
+	if e.cluster == nil {
+		return nil
+	}
+	marker := []byte(e.cluster.Dir())
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || filepath.Base(exe) != binary {
+			continue
+		}
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(environ, marker) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

@@ -1,0 +1,110 @@
+package framework
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// PodSetWatcher follows the application pods of a DeploymentConfig on a watch and keeps,
+// over every event it sees, the fewest available pods and whether pods of two revisions
+// ever existed at once. Available means Ready and not terminating, as the ReplicaSet
+// controller counts it (minReadySeconds 0).
+type PodSetWatcher struct {
+	mu             sync.Mutex
+	store          cache.Store
+	minAvailable   int
+	maxRevisions   int
+	events         int
+	lastAvailable  int
+	lastRevisions  map[string]int
+	mixedSnapshots []map[string]int
+}
+
+// WatchPods starts a PodSetWatcher for the DeploymentConfig's pods; it stops with the test.
+func (e *Env) WatchPods(t *testing.T, ns, dc string) *PodSetWatcher {
+	t.Helper()
+	w := &PodSetWatcher{minAvailable: -1}
+	selector := stagehandv1.ConfigLabel + "=" + dc + ",!" + stagehandv1.DeployerPodForLabel + ",!" + stagehandv1.HookStageLabel
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	}, &corev1.Pod{}, 0, cache.Indexers{})
+	w.store = informer.GetStore()
+	observe := func(any) { w.observe() }
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) }, DeleteFunc: observe,
+	}); err != nil {
+		t.Fatalf("watching pods: %v", err)
+	}
+	go informer.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatalf("watching pods: the informer never synced")
+	}
+	w.observe()
+	return w
+}
+
+func (w *PodSetWatcher) observe() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	available := 0
+	revisions := map[string]int{}
+	for _, obj := range w.store.List() {
+		pod := obj.(*corev1.Pod)
+		revisions[pod.Labels[stagehandv1.RevisionLabel]]++
+		if pod.DeletionTimestamp == nil && PodReady(pod) {
+			available++
+		}
+	}
+	w.events++
+	w.lastAvailable, w.lastRevisions = available, revisions
+	if w.minAvailable < 0 || available < w.minAvailable {
+		w.minAvailable = available
+	}
+	if len(revisions) > w.maxRevisions {
+		w.maxRevisions = len(revisions)
+	}
+	if len(revisions) > 1 && len(w.mixedSnapshots) < 5 {
+		w.mixedSnapshots = append(w.mixedSnapshots, revisions)
+	}
+}
+
+// MinAvailable is the fewest available pods seen since the watch started.
+func (w *PodSetWatcher) MinAvailable() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.minAvailable
+}
+
+// MaxRevisionsAtOnce is the most revisions whose pods existed at the same moment, and up to
+// five examples of such moments (revision → pod count).
+func (w *PodSetWatcher) MaxRevisionsAtOnce() (int, []map[string]int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.maxRevisions, w.mixedSnapshots
+}
+
+// Events is how many pod events the watcher has seen; a check over a watcher that saw
+// nothing proves nothing.
+func (w *PodSetWatcher) Events() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.events
+}
