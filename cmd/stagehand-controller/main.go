@@ -1,21 +1,136 @@
-// Command stagehand-controller runs Stagehand's watch controllers.
+// Command stagehand-controller runs Stagehand's watch controllers: the DeploymentConfig
+// controller and the deployer-pod controller (docs/controller.md).
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/controller"
+	"github.com/stagehand-dev/stagehand/internal/logging"
 	"github.com/stagehand-dev/stagehand/internal/version"
 )
 
 func main() {
-	showVersion := flag.Bool("version", false, "print the version and exit")
-	flag.Parse()
-	if *showVersion {
-		fmt.Println(version.String("stagehand-controller"))
-		return
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, showVersion, err := loadConfig(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	fmt.Fprintln(os.Stderr, "stagehand-controller: not implemented yet. The controller (the DeploymentConfig, deployer-pod and trigger controllers) arrives with the rollout-loop issue.")
-	os.Exit(2)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stagehand-controller:", err)
+		return 2
+	}
+	if showVersion {
+		fmt.Println(version.String("stagehand-controller"))
+		return 0
+	}
+	log, err := newLogger(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stagehand-controller:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := runController(ctx, cfg, log); err != nil {
+		log.WithError(err).Error("The controller stopped")
+		return 1
+	}
+	log.Info("Stopped cleanly")
+	return 0
+}
+
+func newLogger(cfg config) (*logrus.Entry, error) {
+	logger := logrus.New()
+	logger.SetOutput(os.Stderr)
+	if cfg.LogFormat == "json" {
+		logger.SetFormatter(&logrus.JSONFormatter{})
+	}
+	level, err := logrus.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	logger.SetLevel(level)
+	logrus.SetFormatter(logger.Formatter) // the event broadcaster logs through the standard logger
+	logrus.SetLevel(level)
+	entry := logrus.NewEntry(logger).WithField("component", "stagehand-controller")
+	logging.RouteKlog(entry) // client-go's klog lines, in the same format; for the process's life
+	return entry, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	if c, err := rest.InClusterConfig(); err == nil {
+		return c, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, then ~/.kube/config
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+}
+
+func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
+	rc, err := restConfig(cfg.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading the cluster configuration: %w", err)
+	}
+	rc.UserAgent = "stagehand-controller/" + version.Version
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	stagehand, err := stagehandclient.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	workqueue.SetProvider(controller.NewWorkqueueMetricsProvider(reg))
+	metrics := controller.NewMetrics(reg)
+
+	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
+		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Workers: cfg.Workers, Resync: cfg.Resync,
+	}, metrics, log)
+	if err != nil {
+		return err
+	}
+	log.WithFields(logrus.Fields{
+		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
+		"workers": cfg.Workers, "leaderElect": cfg.LeaderElect,
+	}).Info("Starting")
+
+	ready := mgr.Ready
+	if cfg.LeaderElect {
+		// A standby replica is ready: leadership is not readiness.
+		ready = func() bool { return true }
+	}
+	serverDone, err := serveHealth(ctx, cfg.MetricsAddr, reg, ready, log)
+	if err != nil {
+		return err
+	}
+	if cfg.LeaderElect {
+		err = runWithLeaderElection(ctx, cfg, kube, mgr.Run, log)
+	} else {
+		mgr.Run(ctx)
+	}
+	<-serverDone
+	return err
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/stagehand-dev/stagehand/internal/version"
+)
+
+// envPrefix is the prefix of every environment variable of the controller.
+const envPrefix = "STAGEHAND"
+
+// config is the controller's whole configuration (docs/controller.md). Each field is read
+// from STAGEHAND_<NAME>, where the envconfig tag gives a name, and a flag overrides it.
+type config struct {
+	Kubeconfig     string        `envconfig:"KUBECONFIG" desc:"kubeconfig file; empty: in-cluster, else $KUBECONFIG"`
+	Namespace      string        `envconfig:"NAMESPACE" desc:"watch only this namespace; empty: all"`
+	DeployerImage  string        `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
+	Workers        int           `envconfig:"WORKERS" default:"2"`
+	Resync         time.Duration `envconfig:"RESYNC" default:"10m"`
+	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace string        `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration  time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline  time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod    time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr    string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat      string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info"`
+}
+
+// defaultDeployerImage is the built-in deployer image of this build.
+func defaultDeployerImage() string { return "stagehand/deployer:" + version.Version }
+
+// loadConfig reads the environment, then the flags in args. It returns showVersion for
+// --version.
+func loadConfig(args []string) (cfg config, showVersion bool, err error) {
+	if err := envconfig.Process(envPrefix, &cfg); err != nil {
+		return cfg, false, fmt.Errorf("reading the environment: %w", err)
+	}
+	if cfg.DeployerImage == "" {
+		cfg.DeployerImage = defaultDeployerImage()
+	}
+	fs := flag.NewFlagSet("stagehand-controller", flag.ContinueOnError)
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig file; empty: in-cluster config, else $KUBECONFIG or ~/.kube/config")
+	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "watch only this namespace; empty: all namespaces")
+	fs.StringVar(&cfg.DeployerImage, "deployer-image", cfg.DeployerImage, "image of the built-in deployer (Recreate and Rolling)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers per controller")
+	fs.DurationVar(&cfg.Resync, "resync", cfg.Resync, "informer resync period (0 disables)")
+	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "run only while holding the leader Lease")
+	fs.StringVar(&cfg.LeaseName, "leader-elect-lease-name", cfg.LeaseName, "name of the leader Lease")
+	fs.StringVar(&cfg.LeaseNamespace, "leader-elect-lease-namespace", cfg.LeaseNamespace, "namespace of the leader Lease; empty: the pod's namespace, else default")
+	fs.DurationVar(&cfg.LeaseDuration, "leader-elect-lease-duration", cfg.LeaseDuration, "how long a Lease is valid without renewal")
+	fs.DurationVar(&cfg.RenewDeadline, "leader-elect-renew-deadline", cfg.RenewDeadline, "how long the leader keeps trying to renew before it gives up")
+	fs.DurationVar(&cfg.RetryPeriod, "leader-elect-retry-period", cfg.RetryPeriod, "wait between attempts to acquire or renew the Lease")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics, /healthz and /readyz; empty disables")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return cfg, false, err
+	}
+	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
+		return cfg, false, fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
+	}
+	if cfg.Workers < 1 {
+		return cfg, false, fmt.Errorf("--workers must be at least 1, not %d", cfg.Workers)
+	}
+	return cfg, showVersion, nil
+}

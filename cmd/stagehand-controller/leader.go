@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// inClusterNamespaceFile holds the pod's namespace when it runs in a cluster.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// errLostLeadership stops the process: another replica leads now, and this one's caches
+// and queues must not act any more. The Deployment restarts it as a standby.
+var errLostLeadership = errors.New("lost the leader Lease")
+
+// runWithLeaderElection runs run while this process holds the Lease.
+func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Interface, run func(context.Context), log *logrus.Entry) error {
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("reading the hostname for the leader identity: %w", err)
+	}
+	identity := host + "_" + uuid.NewString()
+	namespace := cfg.LeaseNamespace
+	if namespace == "" {
+		namespace = "default"
+		if data, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(data)) != "" {
+			namespace = strings.TrimSpace(string(data))
+		}
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: cfg.LeaseName, Namespace: namespace},
+		Client:     kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+	log = log.WithFields(logrus.Fields{"lease": namespace + "/" + cfg.LeaseName, "identity": identity})
+
+	var lost bool
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   cfg.LeaseDuration,
+		RenewDeadline:   cfg.RenewDeadline,
+		RetryPeriod:     cfg.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            cfg.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("Became the leader")
+				run(ctx)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = true
+					log.Error("Lost the leader Lease")
+				}
+				cancel()
+			},
+			OnNewLeader: func(current string) {
+				if current != identity {
+					log.WithField("leader", current).Info("Another replica leads")
+				}
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("setting up leader election: %w", err)
+	}
+	log.Info("Waiting for the leader Lease")
+	elector.Run(runCtx)
+	if lost {
+		return errLostLeadership
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// syncDeploymentConfig is the DeploymentConfig controller's one decision loop. The order
+// of its steps is what keeps DESIGN.md §4's invariants through crashes and restarts:
+//
+//  1. A latestVersion without its ReplicaSet (a crash between the two writes of step 3)
+//     gets its ReplicaSet now, before anything else.
+//  2. A non-terminal revision that is not the latest, or that is marked cancelled, is
+//     stopped: cancelled and Failed in one Update, then its pods are deleted.
+//  3. A config change while revision N is not terminal supersedes N (step 2's write);
+//     revision N+1 starts only once N is terminal and its deployer pod is gone, checked
+//     against the apiserver, not the cache. Then latestVersion is bumped first (an
+//     UpdateStatus with the DC's resourceVersion, so a stale cache conflicts instead of
+//     bumping twice) and the ReplicaSet is created second. A crash in between leaves a
+//     latestVersion without a ReplicaSet, which step 1 repairs: latestVersion never
+//     decreases and no revision N+2 is created while N+1 is not terminal.
+//  4. Once the latest revision is terminal and its deployer pod has finished, replicas are
+//     reconciled (the newest Complete revision runs spec.replicas, the others 0) and old
+//     revisions are pruned.
+//  5. The status is written when it changed.
+func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return fatal(err)
+	}
+	cached, err := c.dcLister.DeploymentConfigs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil // deleted: the garbage collector removes its revisions and pods
+	}
+	if err != nil {
+		return err
+	}
+	if cached.DeletionTimestamp != nil {
+		return nil
+	}
+	dc := cached.DeepCopy()
+	v1alpha1.SetDefaults(dc)
+	log := syncLog(c.log, ns, name, v1alpha1.RevisionName(name, dc.Status.LatestVersion))
+	began := time.Now()
+	defer func() { log.WithField("duration", time.Since(began)).Debug("Synced the DeploymentConfig") }()
+
+	if err := c.ensureDeployerAccess(ctx, dc); err != nil {
+		return err
+	}
+
+	all, err := c.rsLister.ReplicaSets(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}))
+	if err != nil {
+		return err
+	}
+	revs := ownedRevisions(dc, all)
+	if n := len(revs); n > 0 {
+		if last, _ := revisionNumber(revs[n-1]); last > dc.Status.LatestVersion {
+			// latestVersion is written before a ReplicaSet is created, so the DC in the
+			// cache is older than the ReplicaSets: wait for it instead of acting on it.
+			return requeueAfter(500*time.Millisecond, "the DeploymentConfig cache is behind its revisions")
+		}
+	}
+
+	// Step 1.
+	latest := findRevision(revs, dc.Status.LatestVersion)
+	if dc.Status.LatestVersion > 0 && latest == nil {
+		if latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc)); err != nil {
+			return err
+		}
+		revs = append(revs, latest)
+	}
+
+	// Step 2.
+	stopped := false
+	for _, rs := range revs {
+		if revisionPhase(rs).IsTerminal() || (rs == latest && !isCancelled(rs)) {
+			continue
+		}
+		reason := v1alpha1.ReasonCancelled
+		if rs != latest || isSuperseded(rs) {
+			reason = v1alpha1.ReasonSuperseded
+		}
+		if err := c.stopRevision(ctx, dc, rs, reason); err != nil {
+			return err
+		}
+		stopped = true
+	}
+	if stopped {
+		return nil // the ReplicaSet updates bring the DC back with a fresh view
+	}
+
+	// Step 3.
+	if needsNewRevision(dc, latest) {
+		if latest != nil && !revisionPhase(latest).IsTerminal() {
+			log.Info("Config changed while a rollout runs: superseding it")
+			return c.stopRevision(ctx, dc, latest, v1alpha1.ReasonSuperseded)
+		}
+		if latest != nil {
+			settled, err := c.deployerSettled(ctx, latest)
+			if err != nil {
+				return err
+			}
+			if !settled {
+				return requeueAfter(time.Second, "waiting for the previous deployer pod to go away")
+			}
+		}
+		return c.startRevision(ctx, cached, dc)
+	}
+
+	// Step 4.
+	if latest != nil && revisionPhase(latest).IsTerminal() && c.deployerFinishedInCache(latest) {
+		if err := c.scaleRevisions(ctx, dc, revs); err != nil {
+			return err
+		}
+		if err := c.pruneRevisions(ctx, dc, revs); err != nil {
+			return err
+		}
+	}
+
+	// Step 5.
+	return c.updateStatus(ctx, cached, dc, revs, latest)
+}
+
+// needsNewRevision reports whether a ConfigChange trigger asks for a new revision: on
+// creation, or when the template differs from the latest revision's snapshot.
+func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) bool {
+	if dc.Spec.Paused || !hasConfigChangeTrigger(dc) {
+		return false
+	}
+	if latest == nil {
+		return dc.Status.LatestVersion == 0
+	}
+	return templateChanged(dc, latest)
+}
+
+// causeOf is the cause recorded in the DC's status for its latest revision.
+func causeOf(dc *v1alpha1.DeploymentConfig) v1alpha1.DeploymentCauseType {
+	if d := dc.Status.Details; d != nil && len(d.Causes) > 0 {
+		return d.Causes[0].Type
+	}
+	return v1alpha1.DeploymentCauseConfigChange
+}
+
+func isSuperseded(rs *appsv1.ReplicaSet) bool {
+	reason, _ := statusReason(rs)
+	return reason == v1alpha1.ReasonSuperseded
+}

@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// syncRevision brings one revision's deployer pod and phase forward.
+//
+// Invariant 2 (at most one deployer pod per revision, ever) rests on three things: the
+// pod's name is deterministic, so a second Create is AlreadyExists; a pod is only created
+// for a revision that the apiserver (not the cache) says is New and not cancelled; and the
+// move to Pending carries the resourceVersion read before the Create, so if the revision
+// was cancelled in between, the update conflicts and the new pod is deleted at once. A
+// revision whose pod disappeared is never given another one: it is Pending or Running by
+// then, and it fails with DeployerPodGone.
+func (c *DeployerPodController) syncRevision(ctx context.Context, key string) error {
+	dc, rs := c.lookup(key)
+	if rs == nil || dc == nil {
+		c.forgetGone(key)
+		return nil // gone, or not a revision of a DC we know: nothing to run
+	}
+	phase := revisionPhase(rs)
+	if phase.IsTerminal() {
+		c.forgetGone(key)
+		return nil
+	}
+	log := syncLog(c.log, rs.Namespace, dc.Name, rs.Name)
+
+	if isCancelled(rs) {
+		reason := v1alpha1.ReasonCancelled
+		if isSuperseded(rs) {
+			reason = v1alpha1.ReasonSuperseded
+		}
+		t := transition{phase: v1alpha1.RevisionPhaseFailed, reason: reason, msg: "the rollout was cancelled"}
+		if err := c.transition(ctx, dc, rs, t); err != nil {
+			return err
+		}
+		return deleteRevisionPods(ctx, c.kube, rs)
+	}
+
+	pod, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
+	if apierrors.IsNotFound(err) {
+		if phase == v1alpha1.RevisionPhaseNew {
+			return c.createDeployerPod(ctx, dc, rs)
+		}
+		return c.deployerPodMissing(ctx, key, dc, rs)
+	}
+	if err != nil {
+		return err
+	}
+	c.forgetGone(key)
+
+	next := revisionPhaseFor(pod)
+	if phaseRank(next) <= phaseRank(phase) {
+		return nil
+	}
+	t := transition{phase: next}
+	if next.IsTerminal() {
+		out := podOutcome(pod)
+		t.reason, t.msg = out.Reason, out.Message
+	}
+	log.WithField("phase", next).Debug("Deployer pod moved on")
+	return c.transition(ctx, dc, rs, t)
+}
+
+// transition writes t and records it.
+func (c *DeployerPodController) transition(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, t transition) error {
+	updated, err := writeTransition(ctx, c.kube, rs, t)
+	if err != nil || updated == nil {
+		return err
+	}
+	recordTransition(c.recorder, c.metrics, dc, rs, t)
+	l := syncLog(c.log, rs.Namespace, dc.Name, rs.Name).WithField("phase", t.phase)
+	if t.reason != "" {
+		l = l.WithField("reason", t.reason)
+	}
+	l.Info("Revision moved to a new phase")
+	return nil
+}
+
+// createDeployerPod creates the deployer pod of a New revision and moves it to Pending.
+func (c *DeployerPodController) createDeployerPod(ctx context.Context, dc *v1alpha1.DeploymentConfig, cached *appsv1.ReplicaSet) error {
+	live, err := c.kube.AppsV1().ReplicaSets(cached.Namespace).Get(ctx, cached.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading revision %s: %w", cached.Name, err)
+	}
+	if revisionPhase(live) != v1alpha1.RevisionPhaseNew || isCancelled(live) {
+		return nil // the cache is behind; the update event brings the revision back
+	}
+	spec, err := snapshotSpec(live)
+	if err != nil {
+		return c.transition(ctx, dc, live, transition{phase: v1alpha1.RevisionPhaseFailed,
+			reason: v1alpha1.ReasonInvalidConfig, msg: err.Error()})
+	}
+	defaulted := &v1alpha1.DeploymentConfig{Spec: *spec}
+	v1alpha1.SetDefaults(defaulted)
+	spec = &defaulted.Spec
+
+	pod := buildDeployerPod(live, spec, c.deployerImage)
+	_, err = c.kube.CoreV1().Pods(live.Namespace).Create(ctx, pod, createOptions())
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// Created by an earlier sync that did not get to write Pending.
+	case err != nil:
+		return c.deployerPodNotCreated(ctx, dc, live, spec, pod.Name, err)
+	default:
+		c.recorder.Eventf(dc, corev1.EventTypeNormal, EventDeployerPodCreated, MsgDeployerPodCreated, pod.Name, live.Name)
+	}
+
+	err = c.transition(ctx, dc, live, transition{phase: v1alpha1.RevisionPhasePending})
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	fresh, getErr := c.kube.AppsV1().ReplicaSets(live.Namespace).Get(ctx, live.Name, metav1.GetOptions{})
+	if getErr != nil {
+		return fmt.Errorf("reading revision %s after a conflict: %w", live.Name, getErr)
+	}
+	if isCancelled(fresh) || revisionPhase(fresh).IsTerminal() {
+		// Cancelled while the pod was being created: it must not run.
+		return deleteRevisionPods(ctx, c.kube, fresh)
+	}
+	return err // retried: the pod is in the cache by then and its phase takes over
+}
+
+// deployerPodNotCreated handles a refused Create: a Warning event and a retry with
+// back-off until the strategy's timeout, counted from the revision's creation, has
+// passed; then the revision fails. A check is also scheduled for the deadline itself, so
+// that the revision never stays New after the queue's retries run out.
+func (c *DeployerPodController) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet,
+	spec *v1alpha1.DeploymentConfigSpec, podName string, createErr error) error {
+	deadline := rs.CreationTimestamp.Add(creationTimeout(spec))
+	if !c.now().Before(deadline) {
+		return c.transition(ctx, dc, rs, transition{phase: v1alpha1.RevisionPhaseFailed,
+			reason: v1alpha1.ReasonDeployerPodNotAdmit,
+			msg:    fmt.Sprintf("the deployer pod %s could not be created: %v", podName, createErr)})
+	}
+	c.recorder.Eventf(dc, corev1.EventTypeWarning, EventDeployerPodCreateFailed, MsgDeployerPodCreateFailed,
+		podName, createErr, deadline.UTC().Format(time.RFC3339))
+	key, _ := cache.MetaNamespaceKeyFunc(rs)
+	c.queue.AddAfter(key, deadline.Sub(c.now())+time.Second)
+	return fmt.Errorf("creating deployer pod %s: %w", podName, createErr)
+}
+
+// creationTimeout is how long a revision may wait for its deployer pod to be created: the
+// strategy's timeout, or activeDeadlineSeconds for a Custom strategy.
+func creationTimeout(spec *v1alpha1.DeploymentConfigSpec) time.Duration {
+	seconds := v1alpha1.StrategyTimeoutSeconds(&spec.Strategy)
+	if seconds <= 0 && spec.Strategy.ActiveDeadlineSeconds != nil {
+		seconds = *spec.Strategy.ActiveDeadlineSeconds
+	}
+	if seconds <= 0 {
+		seconds = v1alpha1.DefaultTimeoutSeconds
+	}
+	return time.Duration(seconds) * time.Second
+}
+
+// deployerPodMissing handles a Pending or Running revision whose deployer pod is not in
+// the cache: tolerated for a few requeues, then confirmed with the apiserver.
+func (c *DeployerPodController) deployerPodMissing(ctx context.Context, key string, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet) error {
+	if c.countGone(key) <= podGoneTolerance {
+		return requeueAfter(podGoneRequeue, "the deployer pod is not in the cache")
+	}
+	_, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	if err == nil {
+		return requeueAfter(podGoneRequeue, "the deployer pod exists but the cache has not seen it")
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
+	}
+	c.forgetGone(key)
+	return c.transition(ctx, dc, rs, transition{phase: v1alpha1.RevisionPhaseFailed,
+		reason: v1alpha1.ReasonDeployerPodGone, msg: "deployer pod no longer exists"})
+}

@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// startRevision bumps latestVersion and then creates the new revision (see
+// syncDeploymentConfig for why in this order). cached is the DC from the cache, dc the
+// same with defaults applied.
+func (c *DeploymentConfigController) startRevision(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig) error {
+	next := cached.Status.LatestVersion + 1
+	cause := v1alpha1.DeploymentCauseConfigChange
+	message := "config change"
+	if next == 1 {
+		message = "first rollout"
+	}
+	bump := cached.DeepCopy()
+	bump.Status.LatestVersion = next
+	bump.Status.Details = &v1alpha1.DeploymentDetails{Message: message, Causes: []v1alpha1.DeploymentCause{{Type: cause}}}
+	updated, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, bump, updateOptions())
+	if err != nil {
+		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
+	}
+	dc = dc.DeepCopy()
+	dc.ObjectMeta = updated.ObjectMeta
+	dc.Status = updated.Status
+	_, err = c.createRevision(ctx, dc, next, cause)
+	return err
+}
+
+// createRevision creates revision n. An existing ReplicaSet of that name that this DC
+// controls is adopted as it is (a retry, or a cache that has not seen it yet).
+func (c *DeploymentConfigController) createRevision(ctx context.Context, dc *v1alpha1.DeploymentConfig, n int64,
+	cause v1alpha1.DeploymentCauseType) (*appsv1.ReplicaSet, error) {
+	rs, err := newRevision(dc, n, cause)
+	if err != nil {
+		return nil, fatal(err)
+	}
+	created, err := c.kube.AppsV1().ReplicaSets(dc.Namespace).Create(ctx, rs, createOptions())
+	if apierrors.IsAlreadyExists(err) {
+		existing, getErr := c.kube.AppsV1().ReplicaSets(dc.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return nil, fmt.Errorf("reading the existing revision %s: %w", rs.Name, getErr)
+		}
+		if ref := metav1.GetControllerOfNoCopy(existing); ref == nil || ref.UID != dc.UID {
+			return nil, fmt.Errorf("ReplicaSet %s exists but does not belong to DeploymentConfig %s; delete or rename it", rs.Name, dc.Name)
+		}
+		return existing, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating revision %s: %w", rs.Name, err)
+	}
+	c.metrics.rolloutStarted(string(dc.Spec.Strategy.Type))
+	c.recorder.Eventf(dc, corev1.EventTypeNormal, EventRevisionCreated, MsgRevisionCreated, created.Name, cause)
+	syncLog(c.log, dc.Namespace, dc.Name, created.Name).WithField("cause", cause).Info("Created revision")
+	return created, nil
+}
+
+// stopRevision cancels a non-terminal revision: one Update marks it cancelled and Failed
+// with the reason (Superseded or Cancelled), then its deployer and hook pods are deleted.
+// Marking it terminal first means that no deployer pod is created for it from then on,
+// and that at most one revision is not terminal even if the controller stops right here.
+func (c *DeploymentConfigController) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, reason string) error {
+	t := transition{phase: v1alpha1.RevisionPhaseFailed, reason: reason, cancel: true,
+		msg: "cancelled by the user; the previous revision serves again"}
+	event, msg := EventRevisionCancelled, MsgRevisionCancelled
+	if reason == v1alpha1.ReasonSuperseded {
+		t.msg = "superseded by a newer revision"
+		event, msg = EventRevisionSuperseded, MsgRevisionSuperseded
+	}
+	updated, err := writeTransition(ctx, c.kube, rs, t)
+	if err != nil {
+		return err
+	}
+	if updated != nil {
+		c.recorder.Eventf(dc, corev1.EventTypeNormal, event, msg, rs.Name)
+		c.metrics.rolloutFinished(strategyOf(rs), string(t.phase), t.reason, sinceCreation(rs))
+		syncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("reason", reason).Info("Stopped revision")
+	}
+	return deleteRevisionPods(ctx, c.kube, rs)
+}
+
+// deleteRevisionPods deletes a revision's deployer pod and its hook pods.
+func deleteRevisionPods(ctx context.Context, kube kubernetesPods, rs *appsv1.ReplicaSet) error {
+	pods := kube.CoreV1().Pods(rs.Namespace)
+	err := pods.Delete(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
+	}
+	hasHook, _ := labels.NewRequirement(v1alpha1.HookStageLabel, selection.Exists, nil)
+	selector := labels.SelectorFromSet(labels.Set{
+		v1alpha1.ConfigLabel:   rs.Labels[v1alpha1.ConfigLabel],
+		v1alpha1.RevisionLabel: rs.Labels[v1alpha1.RevisionLabel],
+	}).Add(*hasHook)
+	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
+	}
+	for _, p := range hooks.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting hook pod %s of %s: %w", p.Name, rs.Name, err)
+		}
+	}
+	return nil
+}
+
+// deployerSettled asks the apiserver (not the cache) whether a terminal revision's
+// deployer pod is out of the way, so that the next revision's deployer may start. It is
+// when the pod is gone, or when it finished and the revision was not cancelled (a finished
+// pod is kept for its logs). A deployer pod that still runs for a terminal revision, or any
+// pod of a cancelled one, is deleted.
+func (c *DeploymentConfigController) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet) (bool, error) {
+	pod, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
+	}
+	finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	if finished && !isCancelled(rs) && pod.DeletionTimestamp == nil {
+		return true, nil
+	}
+	if pod.DeletionTimestamp == nil {
+		if err := deleteRevisionPods(ctx, c.kube, rs); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// deployerFinishedInCache reports, from the cache, whether a terminal revision's deployer
+// pod is gone or finished, so that the controller's scaling does not race the deployer.
+func (c *DeploymentConfigController) deployerFinishedInCache(rs *appsv1.ReplicaSet) bool {
+	pod, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
+	if err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	return pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}

@@ -1,0 +1,70 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/strategies"
+)
+
+// maxTerminationMessage keeps the message under the kubelet's 4 KiB limit.
+const maxTerminationMessage = 3500
+
+// Outcome maps the error a rollout ended with to its exit code and reason. It is the only
+// place where errors become exit codes:
+//
+//	nil                                    0 Completed
+//	strategies.ErrCancelled, ctx cancelled 5 Cancelled
+//	*strategies.TimeoutError               4 TimedOut
+//	*strategies.HookFailedError            3 HookFailed
+//	*strategies.InvalidError               2 InvalidConfig
+//	anything else                          1 Failed
+func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
+	var (
+		timeout *strategies.TimeoutError
+		hook    *strategies.HookFailedError
+		invalid *strategies.InvalidError
+	)
+	switch {
+	case err == nil:
+		return v1alpha1.ExitComplete, v1alpha1.ReasonCompleted
+	case errors.Is(err, strategies.ErrCancelled), errors.Is(err, context.Canceled):
+		return v1alpha1.ExitCancelled, v1alpha1.ReasonCancelled
+	case errors.As(err, &timeout):
+		return v1alpha1.ExitTimedOut, v1alpha1.ReasonTimedOut
+	case errors.As(err, &hook):
+		return v1alpha1.ExitHookAborted, v1alpha1.ReasonHookFailed
+	case errors.As(err, &invalid):
+		return v1alpha1.ExitInvalid, v1alpha1.ReasonInvalidConfig
+	}
+	return v1alpha1.ExitFailed, v1alpha1.ReasonFailed
+}
+
+// TerminationMessageFor is the message of a rollout that ended with err; success is the
+// message when err is nil.
+func TerminationMessageFor(err error, success string) v1alpha1.TerminationMessage {
+	_, reason := Outcome(err)
+	msg := success
+	if err != nil {
+		msg = err.Error()
+	}
+	if len(msg) > maxTerminationMessage {
+		msg = msg[:maxTerminationMessage] + " ..."
+	}
+	return v1alpha1.TerminationMessage{Reason: reason, Message: msg}
+}
+
+// WriteTerminationMessage writes m as JSON to path (the container's terminationMessagePath,
+// or STAGEHAND_TERMINATION_MESSAGE_PATH on the local cluster).
+func WriteTerminationMessage(path string, m v1alpha1.TerminationMessage) error {
+	if path == "" {
+		path = v1alpha1.DefaultTerminationMessagePath
+	}
+	if err := os.WriteFile(path, []byte(m.Encode()), 0o644); err != nil { //nolint:gosec // read by the kubelet
+		return fmt.Errorf("writing the termination message to %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package deployer_test
+
+import (
+	"context"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+	"github.com/stagehand-dev/stagehand/internal/testutil"
+)
+
+// The integration tests share one local control plane, started by TestMain.
+var (
+	skipReason string
+	kubeconfig string
+	restConfig *rest.Config
+	kube       kubernetes.Interface
+	stagehand  versioned.Interface
+	repoRoot   string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		log.Fatal(err)
+	}
+	repoRoot = root
+	bin := localcluster.DefaultBinDir(root)
+	if skipReason = testutil.ControlPlaneMissing(bin); skipReason != "" {
+		if testutil.InCI() {
+			log.Fatalf("%s (CI=true: hack/build-controlplane.sh must run first)", skipReason)
+		}
+		return m.Run() // the integration tests skip; the unit tests run
+	}
+	dir := filepath.Join(os.TempDir(), "stagehand-it-deployer")
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: bin, Nodes: 1, Log: logrus.NewEntry(quiet)})
+	if err != nil {
+		log.Fatal(err) // the error names the failing component and its log
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			log.Print(err)
+		}
+	}()
+	restConfig = c.RESTConfig()
+	kubeconfig = c.KubeconfigPath()
+	kube = kubernetes.NewForConfigOrDie(restConfig)
+	stagehand = versioned.NewForConfigOrDie(restConfig)
+	if err := testutil.InstallCRDs(ctx, dynamic.NewForConfigOrDie(restConfig), root); err != nil {
+		log.Fatal(err)
+	}
+	return m.Run()
+}
+
+// requireCluster skips a test that needs the local control plane when it is not built.
+func requireCluster(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}

@@ -1,0 +1,162 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/stagehand-dev/stagehand/internal/version"
+	"github.com/stagehand-dev/stagehand/strategies"
+)
+
+// cancelGrace is how long a flow may take to return after SIGTERM before the deployer
+// exits without it.
+const cancelGrace = 2 * time.Second
+
+// Main is the whole deployer binary: it reads the Config (environment, then flags in args),
+// sets up logging and the Kubernetes client, runs flow until it returns or SIGTERM
+// arrives, writes the termination message and returns the exit code for os.Exit. name is
+// the binary's name, for --version and usage.
+func Main(name string, args []string, flow Flow) int {
+	cfg, cfgErr := LoadConfig()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	cfg.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		cfgErr = strategies.Invalidf("%s: %v", name, err)
+	}
+	if *showVersion {
+		fmt.Fprintln(os.Stdout, version.String(name))
+		return 0
+	}
+	out := strategies.NewProgress(os.Stdout)
+	log, err := NewLogger(cfg.LogFormat, cfg.LogLevel, os.Stderr)
+	if cfgErr == nil {
+		cfgErr = err
+	}
+	if cfgErr == nil {
+		_, _, cfgErr = cfg.Resolved()
+	}
+	if cfgErr != nil {
+		return int(Finish(cfg.TerminationMessagePath, asInvalid(cfgErr), "", out, log))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	client, err := NewClient()
+	if err != nil {
+		return int(Finish(cfg.TerminationMessagePath, err, "", out, log))
+	}
+	return Execute(ctx, cfg, client, out, log, flow)
+}
+
+// Execute runs one rollout in process: it resolves the revision, loads the inputs, runs
+// flow, writes the termination message and returns the exit code. When ctx is cancelled
+// (SIGTERM), it returns within cancelGrace with ExitCancelled even if flow does not.
+func Execute(ctx context.Context, cfg Config, client kubernetes.Interface, out *strategies.Progress, log *logrus.Entry, flow Flow) int {
+	type outcome struct {
+		success string
+		err     error
+	}
+	result := make(chan outcome, 1)
+	go func() {
+		revision, namespace, err := cfg.Resolved()
+		if err != nil {
+			result <- outcome{err: err}
+			return
+		}
+		d, err := New(ctx, client, namespace, revision, out, log)
+		if err != nil {
+			result <- outcome{err: err}
+			return
+		}
+		d.Log.Info("deploying")
+		if err := flow(ctx, d); err != nil {
+			result <- outcome{err: err}
+			return
+		}
+		result <- outcome{success: fmt.Sprintf("revision %s is complete: %d pods available", d.Inputs.To.Name, d.Inputs.Desired)}
+	}()
+	var o outcome
+	select {
+	case o = <-result:
+	case <-ctx.Done():
+		select {
+		case o = <-result:
+		case <-time.After(cancelGrace):
+			o.err = fmt.Errorf("%w: the deployer was stopped (SIGTERM)", strategies.ErrCancelled)
+		}
+	}
+	err, success := o.err, o.success
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w: the deployer was stopped (SIGTERM) while: %w", strategies.ErrCancelled, err)
+	}
+	return int(Finish(cfg.TerminationMessagePath, err, success, out, log))
+}
+
+// NewLogger returns the deployer's logger on w: text or JSON, at level. klog output from
+// client-go goes into it at warning level.
+func NewLogger(format, level string, w io.Writer) (*logrus.Entry, error) {
+	logger := logrus.New()
+	logger.SetOutput(w)
+	var err error
+	switch format {
+	case "", "text":
+	case "json":
+		logger.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		err = strategies.Invalidf("unknown log format %q: use text or json", format)
+	}
+	if level != "" {
+		l, lerr := logrus.ParseLevel(level)
+		if lerr != nil && err == nil {
+			err = strategies.Invalidf("unknown log level %q: use debug, info, warning or error", level)
+		}
+		if lerr == nil {
+			logger.SetLevel(l)
+		}
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(logger.WriterLevel(logrus.WarnLevel))
+	return logrus.NewEntry(logger), err
+}
+
+// NewClient builds the Kubernetes client the standard way: the in-cluster config first,
+// then KUBECONFIG (the local cluster hands pods a kubeconfig) and ~/.kube/config.
+func NewClient() (kubernetes.Interface, error) {
+	config, err := rest.InClusterConfig()
+	if err != nil {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		config, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			return nil, strategies.Invalidf("no Kubernetes client configuration: not in a pod (%v), and no usable KUBECONFIG: %v", rest.ErrNotInCluster, err)
+		}
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, strategies.Invalidf("building the Kubernetes client: %v", err)
+	}
+	return client, nil
+}
+
+func asInvalid(err error) error {
+	var invalid *strategies.InvalidError
+	if errors.As(err, &invalid) {
+		return err
+	}
+	return strategies.Invalidf("%v", err)
+}

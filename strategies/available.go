@@ -1,0 +1,64 @@
+package strategies
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// PodAvailable reports whether pod counts as available at now: not terminating, and Ready
+// for at least minReadySeconds, measured from the Ready condition's lastTransitionTime.
+// When the pod is Ready but not yet long enough, recheck is how long until it will be.
+func PodAvailable(pod *corev1.Pod, minReadySeconds int32, now time.Time) (available bool, recheck time.Duration) {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false, 0
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.PodReady {
+			continue
+		}
+		if c.Status != corev1.ConditionTrue {
+			return false, 0
+		}
+		if minReadySeconds <= 0 {
+			return true, 0
+		}
+		availableAt := c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second)
+		if !now.Before(availableAt) {
+			return true, 0
+		}
+		return false, availableAt.Sub(now)
+	}
+	return false, 0
+}
+
+// PodCounts are the pods of one revision at one moment.
+type PodCounts struct {
+	// Pods counts every pod object, terminating ones included.
+	Pods int32
+	// Active counts the pods that are not terminating and not finished.
+	Active int32
+	// Available counts the available pods (see PodAvailable).
+	Available int32
+	// Recheck is the soonest time a Ready pod becomes available, 0 when none waits.
+	Recheck time.Duration
+}
+
+// CountPods counts pods at now.
+func CountPods(pods []*corev1.Pod, minReadySeconds int32, now time.Time) PodCounts {
+	var c PodCounts
+	for _, pod := range pods {
+		c.Pods++
+		if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			c.Active++
+		}
+		available, recheck := PodAvailable(pod, minReadySeconds, now)
+		if available {
+			c.Available++
+		}
+		if recheck > 0 && (c.Recheck == 0 || recheck < c.Recheck) {
+			c.Recheck = recheck
+		}
+	}
+	return c
+}

@@ -1,0 +1,92 @@
+package recreate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/strategies"
+)
+
+// Recreate stops every old pod before it starts the new ones. Build it with New.
+type Recreate struct {
+	clients strategies.Clients
+	hooks   strategies.HookRunner
+	out     *strategies.Progress
+	params  v1alpha1.RecreateDeploymentStrategyParams
+	// minReadySeconds is how long a new pod must be Ready to count as available.
+	minReadySeconds int32
+	// mid is false when Recreate runs as the first rollout of the Rolling strategy, which
+	// has no mid hook.
+	mid bool
+}
+
+var _ strategies.Strategy = &Recreate{}
+
+// New returns the Recreate strategy with the defaulted params. hooks runs the pre, mid
+// and post hooks; out receives progress lines.
+func New(clients strategies.Clients, hooks strategies.HookRunner, out *strategies.Progress,
+	params v1alpha1.RecreateDeploymentStrategyParams, minReadySeconds int32) *Recreate {
+	return &Recreate{clients: clients, hooks: hooks, out: out, params: params, minReadySeconds: minReadySeconds, mid: true}
+}
+
+// WithoutMidHook returns a copy that skips the mid hook stage: the Rolling strategy's
+// first rollout, which has no old revision.
+func (r *Recreate) WithoutMidHook() *Recreate {
+	c := *r
+	c.mid = false
+	return &c
+}
+
+// Deploy runs pre hook → scale from to 0 and wait until its pods are gone → mid hook →
+// scale to up to desired and wait until all desired pods are available → post hook.
+// timeoutSeconds bounds each wait.
+func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the watch
+	tracker, err := strategies.StartPodTracker(ctx, r.clients, strategies.PodWatchSelector(to))
+	if err != nil {
+		return err
+	}
+	scaler := &strategies.Scaler{Clients: r.clients, Tracker: tracker, Out: r.out, MinReadySeconds: r.minReadySeconds}
+	timeout := time.Duration(ptrOr(r.params.TimeoutSeconds, v1alpha1.DefaultTimeoutSeconds)) * time.Second
+
+	if err := r.hooks.Run(ctx, strategies.StagePre, r.params.Pre); err != nil {
+		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
+	}
+	if from != nil {
+		if _, err := scaler.ScaleAndWait(ctx, from, 0, timeout); err != nil {
+			return err
+		}
+	}
+	if r.mid {
+		if err := r.hooks.Run(ctx, strategies.StageMid, r.params.Mid); err != nil {
+			return fmt.Errorf("running the mid hook of %s: %w", to.Name, err)
+		}
+	}
+	scaled, err := strategies.Scale(ctx, r.clients, r.out, to, desired)
+	if err != nil {
+		return err
+	}
+	var gone []*appsv1.ReplicaSet
+	if from != nil {
+		gone = append(gone, from)
+	}
+	if err := scaler.WaitAvailable(ctx, scaled, desired, timeout, gone...); err != nil {
+		return err
+	}
+	if err := r.hooks.Run(ctx, strategies.StagePost, r.params.Post); err != nil {
+		return fmt.Errorf("running the post hook of %s: %w", to.Name, err)
+	}
+	return nil
+}
+
+func ptrOr(v *int64, def int64) int64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}

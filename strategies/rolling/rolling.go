@@ -1,0 +1,221 @@
+package rolling
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/strategies"
+	"github.com/stagehand-dev/stagehand/strategies/recreate"
+)
+
+// Rolling replaces old pods with new ones a few at a time. Build it with New.
+type Rolling struct {
+	clients         strategies.Clients
+	hooks           strategies.HookRunner
+	out             *strategies.Progress
+	params          v1alpha1.RollingDeploymentStrategyParams
+	minReadySeconds int32
+}
+
+var _ strategies.Strategy = &Rolling{}
+
+// New returns the Rolling strategy with the defaulted params.
+func New(clients strategies.Clients, hooks strategies.HookRunner, out *strategies.Progress,
+	params v1alpha1.RollingDeploymentStrategyParams, minReadySeconds int32) *Rolling {
+	return &Rolling{clients: clients, hooks: hooks, out: out, params: params, minReadySeconds: minReadySeconds}
+}
+
+// Deploy runs pre hook → the surge/unavailable loop → post hook. The first revision
+// (from == nil) is deployed like Recreate without a mid hook.
+func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
+	timeout := seconds(r.params.TimeoutSeconds, v1alpha1.DefaultTimeoutSeconds)
+	if from == nil {
+		first := recreate.New(r.clients, r.hooks, r.out, v1alpha1.RecreateDeploymentStrategyParams{
+			TimeoutSeconds: r.params.TimeoutSeconds, Pre: r.params.Pre, Post: r.params.Post,
+		}, r.minReadySeconds)
+		return first.WithoutMidHook().Deploy(ctx, nil, to, desired)
+	}
+	surge, unavailable, err := Fenceposts(r.params.MaxSurge, r.params.MaxUnavailable, desired)
+	if err != nil {
+		return strategies.Invalidf("spec.strategy.rollingParams of %s: %v; fix maxSurge or maxUnavailable", to.Name, err)
+	}
+	if err := r.hooks.Run(ctx, strategies.StagePre, r.params.Pre); err != nil {
+		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the watch
+	tracker, err := strategies.StartPodTracker(ctx, r.clients, strategies.PodWatchSelector(to))
+	if err != nil {
+		return err
+	}
+	l := &loop{
+		r: r, tracker: tracker, old: from, new: to, timeout: timeout,
+		state: State{Desired: desired, MaxSurge: surge, MaxUnavailable: unavailable},
+	}
+	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", from.Name, to.Name, desired, surge, unavailable)
+	if err := l.run(ctx); err != nil {
+		return err
+	}
+	if err := r.hooks.Run(ctx, strategies.StagePost, r.params.Post); err != nil {
+		return fmt.Errorf("running the post hook of %s: %w", to.Name, err)
+	}
+	return nil
+}
+
+// loop is one run of the surge/unavailable loop.
+type loop struct {
+	r        *Rolling
+	tracker  *strategies.PodTracker
+	old, new *appsv1.ReplicaSet
+	timeout  time.Duration
+	state    State
+	recheck  time.Duration
+	// progressBy is the progress deadline; it moves whenever the rollout makes progress.
+	progressBy time.Time
+	bestNew    int32
+}
+
+func (l *loop) run(ctx context.Context) error {
+	interval := seconds(l.r.params.IntervalSeconds, v1alpha1.DefaultIntervalSeconds)
+	period := seconds(l.r.params.UpdatePeriodSeconds, v1alpha1.DefaultUpdatePeriodSeconds)
+	l.progressBy = time.Now().Add(l.timeout)
+	var lastCheck time.Time
+	for {
+		// intervalSeconds is the shortest gap between two progress checks.
+		if err := sleep(ctx, interval-time.Since(lastCheck)); err != nil {
+			return err
+		}
+		lastCheck = time.Now()
+		if err := l.observe(lastCheck); err != nil {
+			return err
+		}
+		if Done(l.state) {
+			return l.waitOldGone(ctx)
+		}
+		scaled, err := l.step(ctx, period)
+		if err != nil {
+			return err
+		}
+		if !scaled {
+			if err := l.waitChange(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// observe reads the counts; more new pods available than ever before is progress.
+func (l *loop) observe(now time.Time) error {
+	oldCounts, err := l.tracker.Count(l.old, l.r.minReadySeconds, now)
+	if err != nil {
+		return err
+	}
+	newCounts, err := l.tracker.Count(l.new, l.r.minReadySeconds, now)
+	if err != nil {
+		return err
+	}
+	l.state.OldReplicas, l.state.NewReplicas = strategies.Replicas(l.old), strategies.Replicas(l.new)
+	l.state.OldAvailable, l.state.NewAvailable = oldCounts.Available, newCounts.Available
+	l.recheck = min(nonZero(oldCounts.Recheck), nonZero(newCounts.Recheck))
+	if l.state.NewAvailable > l.bestNew {
+		l.bestNew = l.state.NewAvailable
+		l.progressBy = now.Add(l.timeout)
+	}
+	return nil
+}
+
+// step scales the new revision up and the old one down as far as the state allows,
+// waiting updatePeriodSeconds after each scale. It reports whether it scaled anything.
+func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
+	scaled := false
+	if up := ScaleUpTarget(l.state); up != l.state.NewReplicas {
+		rs, err := strategies.Scale(ctx, l.r.clients, l.r.out, l.new, up)
+		if err != nil {
+			return false, err
+		}
+		l.new, l.state.NewReplicas, scaled = rs, up, true
+		if err := sleep(ctx, period); err != nil {
+			return false, err
+		}
+	}
+	if down := ScaleDownTarget(l.state); down < l.state.OldReplicas {
+		rs, err := strategies.Scale(ctx, l.r.clients, l.r.out, l.old, down)
+		if err != nil {
+			return false, err
+		}
+		l.old, l.state.OldReplicas, scaled = rs, down, true
+		l.progressBy = time.Now().Add(l.timeout) // scaling old down is progress
+		if err := sleep(ctx, period); err != nil {
+			return false, err
+		}
+	}
+	return scaled, nil
+}
+
+// waitChange blocks until a pod changes, a Ready pod may have become available, or the
+// progress deadline passes.
+func (l *loop) waitChange(ctx context.Context) error {
+	deadline := time.NewTimer(time.Until(l.progressBy))
+	defer deadline.Stop()
+	var again <-chan time.Time
+	if l.recheck > 0 && l.recheck < time.Hour {
+		t := time.NewTimer(l.recheck)
+		defer t.Stop()
+		again = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("rolling %s to %s: %w: %w", l.old.Name, l.new.Name, strategies.ErrCancelled, ctx.Err())
+	case <-deadline.C:
+		return &strategies.TimeoutError{
+			Revision:   l.new.Name,
+			WaitingFor: fmt.Sprintf("progress toward %d available pods", l.state.Desired),
+			Seen: fmt.Sprintf("%s: %d available of %d replicas; %s: %d available of %d replicas",
+				l.new.Name, l.state.NewAvailable, l.state.NewReplicas, l.old.Name, l.state.OldAvailable, l.state.OldReplicas),
+			Selector: strategies.SelectorString(l.new),
+			Timeout:  l.timeout,
+		}
+	case <-l.tracker.Changed():
+	case <-again:
+	}
+	return nil
+}
+
+// waitOldGone waits until the old revision's pods are gone, within the progress deadline.
+func (l *loop) waitOldGone(ctx context.Context) error {
+	s := &strategies.Scaler{Clients: l.r.clients, Tracker: l.tracker, Out: l.r.out, MinReadySeconds: l.r.minReadySeconds}
+	return s.WaitGone(ctx, l.old, max(time.Until(l.progressBy), time.Millisecond))
+}
+
+func seconds(v *int64, def int64) time.Duration {
+	if v == nil {
+		return time.Duration(def) * time.Second
+	}
+	return time.Duration(*v) * time.Second
+}
+
+func nonZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Hour
+	}
+	return d
+}
+
+// sleep waits d (nothing when d ≤ 0), or returns ErrCancelled when ctx is done first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", strategies.ErrCancelled, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,78 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// Scaler scales revisions and waits for their pods, on the watches of one PodTracker.
+// The built-in strategies are built on it, and custom strategies may use it directly.
+type Scaler struct {
+	Clients Clients
+	Tracker *PodTracker
+	Out     *Progress
+	// MinReadySeconds is how long a pod must be Ready to count as available.
+	MinReadySeconds int32
+}
+
+// WaitGone waits until no pod object of rs is left: not even a terminating one.
+func (s *Scaler) WaitGone(ctx context.Context, rs *appsv1.ReplicaSet, timeout time.Duration) error {
+	what := "every pod to be gone"
+	s.Out.Printf("Waiting for the pods of %s to be gone", rs.Name)
+	w := Wait{Revision: rs.Name, WaitingFor: what, Selector: SelectorString(rs), Timeout: timeout}
+	return s.Tracker.Until(ctx, w, func(now time.Time) (bool, time.Duration, string, error) {
+		c, err := s.Tracker.Count(rs, s.MinReadySeconds, now)
+		if err != nil {
+			return false, 0, "", err
+		}
+		return c.Pods == 0, 0, fmt.Sprintf("%d pods left, %d of them terminating", c.Pods, c.Pods-c.Active), nil
+	})
+}
+
+// WaitAvailable waits until rs has exactly desired pods that are all available, and none
+// of the pods of gone (other revisions) is left.
+func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desired int32, timeout time.Duration, gone ...*appsv1.ReplicaSet) error {
+	what := fmt.Sprintf("%d pods to be available", desired)
+	s.Out.Printf("Waiting for %d pods of %s to be available", desired, rs.Name)
+	w := Wait{Revision: rs.Name, WaitingFor: what, Selector: SelectorString(rs), Timeout: timeout}
+	return s.Tracker.Until(ctx, w, func(now time.Time) (bool, time.Duration, string, error) {
+		c, err := s.Tracker.Count(rs, s.MinReadySeconds, now)
+		if err != nil {
+			return false, 0, "", err
+		}
+		var left int32
+		for _, old := range gone {
+			o, err := s.Tracker.Count(old, 0, now)
+			if err != nil {
+				return false, 0, "", err
+			}
+			left += o.Pods
+		}
+		seen := fmt.Sprintf("%d of %d available, %d active pods", c.Available, desired, c.Active)
+		if left > 0 {
+			seen += fmt.Sprintf(", %d pods of older revisions left", left)
+		}
+		return c.Available == desired && c.Active == desired && left == 0, c.Recheck, seen, nil
+	})
+}
+
+// ScaleAndWait scales rs to replicas. Then it waits until the pods are gone (for 0) or
+// all available, within timeout (0: no timeout). It returns rs as scaled.
+func (s *Scaler) ScaleAndWait(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, timeout time.Duration) (*appsv1.ReplicaSet, error) {
+	scaled, err := Scale(ctx, s.Clients, s.Out, rs, replicas)
+	if err != nil {
+		return nil, err
+	}
+	if replicas == 0 {
+		err = s.WaitGone(ctx, scaled, timeout)
+	} else {
+		err = s.WaitAvailable(ctx, scaled, replicas, timeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return scaled, nil
+}
