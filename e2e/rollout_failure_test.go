@@ -88,7 +88,7 @@ func TestRolloutNewRevisionSupersedesARunningOne(t *testing.T) {
 	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(context.Background(), "web-2", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, rs.Annotations[stagehandv1.StatusReasonAnnotation], stagehandv1.ReasonSuperseded)
-	assert.LessOrEqual(t, live.MaxAlive(), 1, "two deployer pods existed at once")
+	assert.LessOrEqual(t, live.MaxAlive(), 1, "two deployer pods were active at once")
 }
 
 func TestRolloutDeployerPodKilledMidRollout(t *testing.T) {

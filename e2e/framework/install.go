@@ -30,7 +30,7 @@ const ControllerSelector = "app.kubernetes.io/name=stagehand-controller"
 
 // localControllerArgs are added to the controller on the local cluster, where every pod
 // shares the host's network: a fixed metrics port would collide between test binaries.
-var localControllerArgs = []string{"--metrics-bind-address=127.0.0.1:0"}
+var localControllerArgs = []string{"--metrics-addr=127.0.0.1:0"}
 
 // InstallStagehand installs deploy/ (kubectl kustomize, applied through the API) on the
 // local cluster and waits until the controller pod runs. On a cluster given by

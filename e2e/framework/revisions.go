@@ -183,6 +183,11 @@ func (e *Env) RecordPods(t *testing.T, ns, labelKey string) *PodRecorder {
 				r.add(pod)
 			}
 		},
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok && PodFinished(pod) {
+				r.remove(pod)
+			}
+		},
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
@@ -209,6 +214,9 @@ func (r *PodRecorder) add(pod *corev1.Pod) {
 		r.uids[pod.Name] = map[string]bool{}
 	}
 	r.uids[pod.Name][string(pod.UID)] = true
+	if PodFinished(pod) {
+		return
+	}
 	r.alive[string(pod.UID)] = true
 	if len(r.alive) > r.maxAlive {
 		r.maxAlive = len(r.alive)
@@ -221,7 +229,8 @@ func (r *PodRecorder) remove(pod *corev1.Pod) {
 	delete(r.alive, string(pod.UID))
 }
 
-// MaxAlive is the most recorded pods that existed at the same moment.
+// MaxAlive is the most recorded pods that were active (existing and not finished) at the
+// same moment. Finished deployer pods are kept for their logs, so they do not count.
 func (r *PodRecorder) MaxAlive() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
