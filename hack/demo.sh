@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # make demo: starts the local control plane (bin/stagehand-localcluster up), installs
-# Stagehand from deploy/, and shows a DeploymentConfig. The rollout itself (a controller
-# and a deployer pod per revision) arrives with the rollout-loop issue; until then the demo
-# shows the API at work (defaults, validation) and says so.
+# Stagehand from deploy/ (the controller runs the freshly built binary through the node
+# agent's image map), and rolls out two revisions of examples/hello.yaml.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -30,11 +29,30 @@ for _ in $(seq 1 60); do
 done
 [[ $established == True ]] || { echo "the CRD never became Established" >&2; exit 1; }
 
-step "Creating the example DeploymentConfig examples/hello.yaml"
+step "Waiting for the controller (deploy/controller, running the freshly built binary)"
+"$kubectl" -n stagehand-system rollout status deployment/stagehand-controller --timeout=120s
+
+step "Creating examples/hello.yaml: revision 1"
 "$kubectl" apply -f examples/hello.yaml
+"$kubectl" wait dc/hello --for=jsonpath='{.status.latestVersion}'=1 --timeout=60s >/dev/null
+"$kubectl" wait dc/hello --for=jsonpath='{.status.phase}'=Complete --timeout=120s
 "$kubectl" get dc hello
 echo "The apiserver filled in the defaults:"
-"$kubectl" get dc hello -o jsonpath='{"  strategy: "}{.spec.strategy}{"\n  triggers: "}{.spec.triggers}{"\n  revisionHistoryLimit: "}{.spec.revisionHistoryLimit}{"\n"}'
+"$kubectl" get dc hello -o jsonpath='{"  strategy: "}{.spec.strategy}{"\n  triggers: "}{.spec.triggers}{"\n"}'
+
+step "Changing the template: revision 2 rolls out"
+"$kubectl" patch dc hello --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"hello again"}]'
+"$kubectl" wait dc/hello --for=jsonpath='{.status.latestVersion}'=2 --timeout=60s >/dev/null
+"$kubectl" wait dc/hello --for=jsonpath='{.status.phase}'=Complete --timeout=120s
+"$kubectl" get dc hello
+
+step "The revisions are ReplicaSets: revision 2 runs, revision 1 is kept at 0 for rollback"
+"$kubectl" get rs -l stagehand.dev/config=hello -L stagehand.dev/revision \
+  -o custom-columns='NAME:.metadata.name,DESIRED:.spec.replicas,READY:.status.readyReplicas,PHASE:.metadata.annotations.stagehand\.dev/phase,CAUSE:.metadata.annotations.stagehand\.dev/cause'
+"$kubectl" get pods -l app=hello
+
+step "The deployer pod's log tells the story of revision 2"
+"$kubectl" logs hello-2-deploy
 
 step "Admission refuses an invalid one (a mid hook on a Rolling strategy), naming the field"
 if "$kubectl" apply -f - <<'YAML'
@@ -52,9 +70,5 @@ then
   exit 1
 fi
 
-step "Not yet: rollouts"
-echo "No controller runs yet, so no revision is rolled out. The controller, the deployer pod"
-echo "and the Recreate and Rolling strategies arrive with the rollout-loop issue."
-echo
 echo "The cluster keeps running. Use it with:  export KUBECONFIG=$KUBECONFIG"
 echo "Stop it with:                            make cluster-down"
