@@ -56,23 +56,8 @@ func createPod(t *testing.T, ns string, pod *corev1.Pod) *corev1.Pod {
 
 func TestClusterReplicaSetScalesUpAndDown(t *testing.T) {
 	ns := env.Namespace(t)
-	labels := map[string]string{"app": "scale"}
 	// Given a ReplicaSet with no pods
-	rs, err := env.Kube.AppsV1().ReplicaSets(ns).Create(context.Background(), &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "scale"},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To[int32](0),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					Containers:                    []corev1.Container{{Name: "app", Image: images.TestApp}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	rs := createTestAppReplicaSet(t, ns, "scale", 0)
 
 	// When it is scaled to 5, then 5 pods become ready
 	scale(t, ns, rs.Name, 5)
@@ -89,6 +74,28 @@ func TestClusterReplicaSetScalesUpAndDown(t *testing.T) {
 	// When it is scaled to 0, then every pod is gone
 	scale(t, ns, rs.Name, 0)
 	env.WaitForPods(t, ns, "app=scale", podTimeout, "no pods", func(pods []*corev1.Pod) bool { return len(pods) == 0 })
+}
+
+// createTestAppReplicaSet creates a ReplicaSet of the test app, selected by app=<name>.
+func createTestAppReplicaSet(t *testing.T, ns, name string, replicas int32) *appsv1.ReplicaSet {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	rs, err := env.Kube.AppsV1().ReplicaSets(ns).Create(context.Background(), &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					Containers:                    []corev1.Container{{Name: "app", Image: images.TestApp}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err, "creating ReplicaSet %s", name)
+	return rs
 }
 
 func scale(t *testing.T, ns, name string, replicas int32) {
@@ -251,23 +258,8 @@ func podLog(t *testing.T, ns, pod string) string {
 
 func TestClusterGarbageCollectsPodsOfADeletedReplicaSet(t *testing.T) {
 	ns := env.Namespace(t)
-	labels := map[string]string{"app": "owned"}
 	// Given a ReplicaSet with 3 running pods
-	_, err := env.Kube.AppsV1().ReplicaSets(ns).Create(context.Background(), &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "owned"},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To[int32](3),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					Containers:                    []corev1.Container{{Name: "app", Image: images.TestApp}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	createTestAppReplicaSet(t, ns, "owned", 3)
 	env.WaitForPods(t, ns, "app=owned", podTimeout, "3 running pods", func(pods []*corev1.Pod) bool {
 		running := 0
 		for _, p := range pods {

@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -36,16 +33,7 @@ func (e *Env) WatchPods(t *testing.T, ns, dc string) *PodSetWatcher {
 	selector := stagehandv1.ConfigLabel + "=" + dc + ",!" + stagehandv1.DeployerPodForLabel + ",!" + stagehandv1.HookStageLabel
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	informer := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
-		},
-	}, &corev1.Pod{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(e.podListWatch(ns, selector, ""), &corev1.Pod{}, 0, cache.Indexers{})
 	w.store = informer.GetStore()
 	observe := func(any) { w.observe() }
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -167,16 +167,7 @@ func (e *Env) RecordPods(t *testing.T, ns, labelKey string) *PodRecorder {
 	r := &PodRecorder{uids: map[string]map[string]bool{}, alive: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	informer := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = labelKey
-			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = labelKey
-			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
-		},
-	}, &corev1.Pod{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(e.podListWatch(ns, labelKey, ""), &corev1.Pod{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*corev1.Pod); ok {

@@ -21,33 +21,13 @@ import (
 // selector. On a timeout it fails the test with the pods and the namespace's events.
 func (e *Env) WaitForPods(t *testing.T, ns, selector string, timeout time.Duration, what string, cond func([]*corev1.Pod) bool) []*corev1.Pod {
 	t.Helper()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
-		},
-	}
-	return e.waitForPodSet(t, ns, lw, timeout, what, cond)
+	return e.waitForPodSet(t, ns, e.podListWatch(ns, selector, ""), timeout, what, cond)
 }
 
 // WaitForPod waits, on a watch, until cond holds for the named pod (nil once it is gone).
 func (e *Env) WaitForPod(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
-	selector := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = selector
-			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = selector
-			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
-		},
-	}
+	lw := e.podListWatch(ns, "", fields.OneTermEqualSelector("metadata.name", name).String())
 	pods := e.waitForPodSet(t, ns, lw, timeout, what, func(pods []*corev1.Pod) bool {
 		if len(pods) == 0 {
 			return cond(nil)
@@ -58,6 +38,20 @@ func (e *Env) WaitForPod(t *testing.T, ns, name string, timeout time.Duration, w
 		return nil
 	}
 	return pods[0]
+}
+
+// podListWatch lists and watches the pods in ns that match the label and field selectors.
+func (e *Env) podListWatch(ns, labelSelector, fieldSelector string) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector, o.FieldSelector = labelSelector, fieldSelector
+			return e.Kube.CoreV1().Pods(ns).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector, o.FieldSelector = labelSelector, fieldSelector
+			return e.Kube.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	}
 }
 
 func (e *Env) waitForPodSet(t *testing.T, ns string, lw cache.ListerWatcher, timeout time.Duration, what string, cond func([]*corev1.Pod) bool) []*corev1.Pod {
