@@ -71,12 +71,23 @@ func TestHistoryIsPrunedToRevisionHistoryLimit(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "revisions after pruning:\n%s", env.Describe(s.NS, "web"))
 }
 
+func TestTestModeScalesToZeroAfterTheRollout(t *testing.T) {
+	requireController(t)
+	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Test = true
+	s := env.Given(t).DeploymentConfig(dc)
+
+	// When a test-mode config rolls out, then the rollout completes and every revision ends at 0
+	s.When().Created().Then().RevisionPhase(1, complete).RevisionReplicas(1, 0).ReadyPods(0)
+	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete).RevisionReplicas(2, 0).RevisionReplicas(1, 0).ReadyPods(0)
+}
+
 func TestScaleSubresourceScalesTheActiveRevision(t *testing.T) {
 	requireController(t)
 	s := env.Given(t).DeploymentConfig(framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling))
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(1)
 
-	// When the config is scaled like `kubectl scale dc/web --replicas=3`
+	// When the config is scaled with `kubectl scale dc/web --replicas=3`
 	s.When().Scaled(3).
 		// Then the active revision runs 3 pods, with no new revision
 		Then().RevisionReplicas(1, 3).ReadyPods(3).

@@ -93,15 +93,12 @@ func (w *When) TemplateChanged(version int) *When {
 	return w.Updated(func(dc *stagehandv1.DeploymentConfig) { SetVersion(dc, version) })
 }
 
-// Scaled sets spec.replicas through the scale subresource, as kubectl scale does.
+// Scaled runs `kubectl scale dc/<name> --replicas=N`, which goes through the scale
+// subresource.
 func (w *When) Scaled(replicas int32) *When {
 	w.t.Helper()
-	client := w.env.Stagehand.StagehandV1alpha1().DeploymentConfigs(w.NS)
-	scale, err := client.GetScale(context.Background(), w.Name, metav1.GetOptions{})
-	require.NoError(w.t, err, "reading the scale of %s", w.Name)
-	scale.Spec.Replicas = replicas
-	_, err = client.UpdateScale(context.Background(), w.Name, scale, metav1.UpdateOptions{})
-	require.NoError(w.t, err, "scaling %s to %d", w.Name, replicas)
+	out, err := w.env.Kubectl(w.NS, "scale", "dc/"+w.Name, "--replicas="+strconv.Itoa(int(replicas)))
+	require.NoError(w.t, err, "kubectl scale: %s", out)
 	return w
 }
 

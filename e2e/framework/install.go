@@ -138,6 +138,18 @@ func (e *Env) kubectl() (string, error) {
 	return matches[0], nil
 }
 
+// Kubectl runs kubectl against the suite's cluster in namespace ns and returns its
+// combined output.
+func (e *Env) Kubectl(ns string, args ...string) (string, error) {
+	kubectl, err := e.kubectl()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", e.Kubeconfig, "--namespace", ns}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // WaitForController waits until a controller pod runs and is ready.
 func (e *Env) WaitForController(t *testing.T) *corev1.Pod {
 	t.Helper()

@@ -40,7 +40,9 @@ func (e *Env) KillController(t *testing.T) {
 			for _, pid := range pids {
 				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 					t.Logf("killing controller pid %d: %v", pid, err)
+					continue
 				}
+				t.Logf("killed the controller process (pid %d) with SIGKILL", pid)
 			}
 			return
 		}

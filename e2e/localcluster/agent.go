@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/nodeagent"
+	"github.com/stagehand-dev/stagehand/internal/logging"
 )
 
 // agentStopTimeout bounds how long the in-process agent may take to stop its pods.
@@ -92,10 +93,15 @@ func (c *Cluster) startAgent(ctx context.Context) error {
 		c.procs = append(c.procs, p)
 		watch = append(watch, p)
 	} else {
+		// client-go logs through klog, which writes to stderr: noise between a test's
+		// lines. Its lines go to the cluster's logger (info at Debug) until the agent stops.
+		restoreKlog := logging.RouteKlog(c.log.WithField("component", "client-go"))
 		a, err := startInProcessAgent(ctx, c.layout, c.state.Nodes, c.RESTConfig(), c.log.Logger.GetLevel())
 		if err != nil {
+			restoreKlog()
 			return err
 		}
+		a.restoreKlog = restoreKlog
 		c.agent = a
 		watch = append(watch, a)
 	}
@@ -110,11 +116,12 @@ func (c *Cluster) startAgent(ctx context.Context) error {
 
 // inProcessAgent is nodeagent.Run on a goroutine of this process.
 type inProcessAgent struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	err     error
-	logPath string
-	logOut  *os.File
+	cancel      context.CancelFunc
+	done        chan struct{}
+	err         error
+	logPath     string
+	logOut      *os.File
+	restoreKlog func() // hands klog back once the agent has stopped
 }
 
 // startInProcessAgent runs the agent with its own log file, like the other components.
@@ -161,6 +168,9 @@ func (a *inProcessAgent) logFile() string { return a.logPath }
 // stop cancels the agent and waits for it to stop its pods.
 func (a *inProcessAgent) stop() error {
 	a.cancel()
+	if a.restoreKlog != nil {
+		defer a.restoreKlog()
+	}
 	select {
 	case <-a.done:
 		a.logOut.Close()

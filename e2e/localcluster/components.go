@@ -29,6 +29,17 @@ const (
 
 const serviceClusterIPRange = "10.0.0.0/24"
 
+// Client-side rate limits of the controller manager and the scheduler. The defaults (20/30
+// and 50/100) throttle them long before this apiserver is busy: a scale benchmark that
+// creates thousands of pods would measure client-go's token bucket.
+const (
+	componentAPIQPS   = "200"
+	componentAPIBurst = "400"
+	// replicaSetSyncs is the ReplicaSet controller's workers (default 5), for benchmarks
+	// with many ReplicaSets at once.
+	replicaSetSyncs = "20"
+)
+
 func etcdArgs(l layout, p ports) []string {
 	client := "http://127.0.0.1:" + strconv.Itoa(p.EtcdClient)
 	peer := "http://127.0.0.1:" + strconv.Itoa(p.EtcdPeer)
@@ -94,6 +105,9 @@ func controllerManagerArgs(l layout, p ports) []string {
 		"--cluster-signing-cert-file=" + k.caCert(),
 		"--cluster-signing-key-file=" + k.key("ca"),
 		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--kube-api-qps=" + componentAPIQPS,
+		"--kube-api-burst=" + componentAPIBurst,
+		"--concurrent-replicaset-syncs=" + replicaSetSyncs,
 		"--profiling=false",
 	}
 }
@@ -107,6 +121,10 @@ func schedulerArgs(l layout, p ports) []string {
 		"--secure-port=" + strconv.Itoa(p.Scheduler),
 		"--tls-cert-file=" + k.cert("components"),
 		"--tls-private-key-file=" + k.key("components"),
+		// Deprecated in favour of clientConnection in a --config file, which would also
+		// replace every other flag here; v1.36 still honours them.
+		"--kube-api-qps=" + componentAPIQPS,
+		"--kube-api-burst=" + componentAPIBurst,
 		"--profiling=false",
 	}
 }

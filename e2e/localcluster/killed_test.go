@@ -230,7 +230,7 @@ func requireSleepersRunning(t *testing.T, dir string) {
 	sleepers := func() int {
 		n := 0
 		for _, p := range processesOf(dir) {
-			if strings.HasSuffix(p, " "+sleeperCommand) {
+			if _, cmdline, _ := strings.Cut(p, " "); cmdline == sleeperCommand {
 				n++
 			}
 		}

@@ -24,9 +24,11 @@
 // API), lifecycle hooks (postStart, preStop), TTYs for exec (stderr goes to stdout),
 // attach, port-forward, resource limits, and the pod's own network namespace.
 //
-// Every process the agent starts dies with it: children are started with Pdeathsig
-// SIGKILL from one OS-thread-locked goroutine, in process groups of their own, and Run
-// kills every group before it returns. A process that the agent's children start
-// themselves escapes Pdeathsig, so when the agent is killed with SIGKILL (no clean
-// return) such grandchildren may outlive it.
+// Every process the agent starts dies with it. Children are started from one
+// OS-thread-locked goroutine, in process groups of their own, and Run kills every group
+// before it returns. A container's process runs under the shim (shim.go), which adopts
+// the container's orphans, kills them when the command exits, and kills the whole
+// container when the agent dies, even by SIGKILL (its Pdeathsig). exec sessions and exec
+// probes run without the shim, with Pdeathsig SIGKILL: what they start in the background
+// may outlive an agent that is killed.
 package nodeagent

@@ -114,7 +114,7 @@ func runShim(parent, path string, argv []string) int {
 				return exitCodeOf(ws)
 			}
 		case syscall.SIGTERM, syscall.SIGINT:
-			relaySignal(sigs, sig.(syscall.Signal))
+			relaySignal(sigs, sig.(syscall.Signal), child)
 		case shimParentDeathSignal:
 			// A SIGUSR2 sent to the container's group, not a parent death, leaves the
 			// parent in place; the command got it directly.
@@ -161,11 +161,16 @@ func parseShimReport(report, path string) error {
 }
 
 // relaySignal sends sig to the shim's process group, which is the container, without
-// sending it back to the shim: the shim ignores sig while it signals the group.
-func relaySignal(sigs chan os.Signal, sig syscall.Signal) {
+// sending it back to the shim: the shim ignores sig while it signals the group. A command
+// that has left the group (it is no group leader, so it can) gets sig all the same.
+func relaySignal(sigs chan os.Signal, sig syscall.Signal, command int) {
+	group := syscall.Getpgrp()
 	signal.Ignore(sig)
-	_ = syscall.Kill(-syscall.Getpgrp(), sig)
+	_ = syscall.Kill(-group, sig)
 	signal.Notify(sigs, sig)
+	if pgid, err := syscall.Getpgid(command); err == nil && pgid != group {
+		_ = syscall.Kill(command, sig)
+	}
 }
 
 // reapChildren reaps every child that has exited, and returns the wait status of main

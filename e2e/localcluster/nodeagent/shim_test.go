@@ -63,6 +63,11 @@ func TestShimExitCodes(t *testing.T) {
 		{name: "SIGTERM ends it", script: "touch ready; sleep 30", signal: syscall.SIGTERM, want: 143},
 		{name: "SIGTERM trapped", script: "trap 'exit 3' TERM; touch ready; sleep 30 & wait", signal: syscall.SIGTERM, want: 3},
 		{name: "SIGKILL", script: "touch ready; sleep 30", signal: syscall.SIGKILL, want: 137},
+		{
+			name:   "SIGTERM reaches a command that left the group",
+			script: `exec setsid sh -c 'trap "exit 9" TERM; touch ready; sleep 30 & wait'`,
+			signal: syscall.SIGTERM, want: 9,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+	"github.com/stagehand-dev/stagehand/internal/logging"
 )
 
 const usage = `usage: stagehand-localcluster <command> [flags]
@@ -38,6 +39,8 @@ $STAGEHAND_LOCALCLUSTER_DIR, else .localcluster under the repository root.
 
 func main() {
 	logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	// client-go's klog lines join ours: its info at Debug, its errors at Error.
+	logging.RouteKlog(logrus.WithField("component", "client-go"))
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
