@@ -27,7 +27,8 @@ import (
 //   - starts the real command in that same group, with the directory, environment (less
 //     envShim) and stdio it was given, and tells the agent on shimStatusFD whether that
 //     worked;
-//   - relays SIGTERM and SIGINT, which the agent sends to the shim alone, to the whole group;
+//   - relays SIGTERM and SIGINT, which the agent sends to the shim alone, to the whole group
+//     (and to the command, should it have left the group);
 //   - when the command exits, kills whatever the container left (its group and every
 //     process reparented to the shim) and exits with the command's exit code, or with
 //     128+signal when a signal killed it: the code the agent reports either way;
@@ -90,6 +91,14 @@ func runShim(parent, path string, argv []string) int {
 	if os.Getppid() != agent {
 		// The agent died before the handler was in place: start nothing.
 		return shimExitParentGone
+	}
+	// The agent starts the shim as the leader of a new group (Setpgid). Should it run
+	// otherwise, it must not take its caller's group for the container's.
+	if syscall.Getpgrp() != os.Getpid() {
+		if err := syscall.Setpgid(0, 0); err != nil {
+			reportStart(status, fmt.Errorf("leading a process group of its own: %w", err))
+			return shimExitUsage
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		reportStart(status, fmt.Errorf("becoming a child subreaper: %w", err))
