@@ -20,12 +20,29 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 IMAGE_TAG=$tag hack/images.sh
+docker build -f e2e/testapp/Dockerfile -t "stagehand/testapp:$tag" .
+docker build -f examples/custom-strategy/Dockerfile -t "stagehand/example-strategy:$tag" .
 if ! kind get clusters | grep -qx "$cluster"; then
   kind create cluster --name "$cluster" --wait 120s
 fi
 kubeconfig=$(mktemp)
 trap 'rm -f "$kubeconfig"' EXIT
 kind get kubeconfig --name "$cluster" >"$kubeconfig"
-kind load docker-image --name "$cluster" "stagehand/controller:$tag" "stagehand/deployer:$tag"
-kubectl --kubeconfig "$kubeconfig" apply -k deploy/
+kind load docker-image --name "$cluster" "stagehand/controller:$tag" "stagehand/deployer:$tag" \
+  "stagehand/testapp:$tag" "stagehand/example-strategy:$tag"
+# Install deploy/ with this run's image tags.
+overlay=$(mktemp -d)
+trap 'rm -f "$kubeconfig"; rm -rf "$overlay"' EXIT
+cat >"$overlay/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [$root/deploy]
+images:
+  - {name: stagehand/controller, newTag: "$tag"}
+patches:
+  - target: {kind: Deployment, name: stagehand-controller}
+    patch: |
+      - {op: replace, path: /spec/template/spec/containers/0/env/0/value, value: "stagehand/deployer:$tag"}
+YAML
+kubectl --kubeconfig "$kubeconfig" apply -k "$overlay"
 E2E_KUBECONFIG=$kubeconfig E2E_IMAGE_TAG=$tag go test -count=1 -timeout=40m -tags e2e ./e2e/...

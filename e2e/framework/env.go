@@ -95,6 +95,10 @@ func (e *Env) startLocal(ctx context.Context) error {
 	return nil
 }
 
+// Local reports whether the suite runs on a local cluster it started (hooks and pods run
+// as host processes there), rather than on a cluster given by E2E_KUBECONFIG.
+func (e *Env) Local() bool { return e.cluster != nil }
+
 // Stop stops a local cluster that Start started; a cluster given by kubeconfig is left alone.
 func (e *Env) Stop() {
 	if e.cluster != nil {
