@@ -34,6 +34,8 @@ type Config struct {
 	LogFormat string `envconfig:"STAGEHAND_LOG_FORMAT" default:"text"`
 	// LogLevel is a logrus level: debug, info, warning, error (STAGEHAND_LOG_LEVEL).
 	LogLevel string `envconfig:"STAGEHAND_LOG_LEVEL" default:"info"`
+	// Until stops the built-in strategy early: pre, mid, N% (flag --until only).
+	Until string `ignored:"true"`
 }
 
 // LoadConfig reads the Config from the environment.
@@ -49,6 +51,10 @@ func LoadConfig() (Config, error) {
 // that a flag overrides the environment.
 func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Revision, "revision", c.Revision, "the revision's ReplicaSet (env "+v1alpha1.EnvRevision+")")
+	fs.StringVar(&c.Revision, "deployment", c.Revision, "the same as --revision, under the name of OpenShift's openshift-deploy")
+	fs.StringVar(&c.Until, "until", c.Until,
+		"stop the built-in strategy early and exit 0: pre (after the pre hook), mid (after the mid hook, Recreate only), "+
+			"or N% (once N% of the desired pods are available on the new revision; 100% stops before the post hook)")
 	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "the revision's namespace (env "+v1alpha1.EnvNamespace+")")
 	fs.StringVar(&c.TerminationMessagePath, "termination-message-path", c.TerminationMessagePath,
 		"where the termination message is written (env "+EnvTerminationMessagePath+")")

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod"
 	"github.com/stagehand-dev/stagehand/strategies"
 	"github.com/stagehand-dev/stagehand/strategies/recreate"
 	"github.com/stagehand-dev/stagehand/strategies/rolling"
@@ -24,8 +26,12 @@ type Deployer struct {
 	Client kubernetes.Interface
 	// Clients are the narrow clients of the revision's namespace that strategies use.
 	Clients strategies.Clients
-	// Hooks runs lifecycle hooks; NoHooks until the hooks issue.
+	// Hooks runs lifecycle hooks as hook pods (strategies.PodHooks over HookPods).
 	Hooks strategies.HookRunner
+	// HookPods is the hookpod.Runner behind Hooks: the revision's hook pods.
+	HookPods *hookpod.Runner
+	// Until stops the built-in strategies early (--until); zero runs the whole rollout.
+	Until strategies.Until
 	// Out prints the "--> " progress lines (stdout).
 	Out *strategies.Progress
 	// Log carries the namespace, dc and revision fields.
@@ -42,13 +48,20 @@ func New(ctx context.Context, client kubernetes.Interface, namespace, revision s
 	if err != nil {
 		return nil, err
 	}
+	log = LogFields(log, in)
+	strategy := in.Config.Spec.Strategy
+	hookPods := hookpod.NewRunner(client.CoreV1(), in.To, hookpod.Options{
+		Labels: strategy.Labels, Annotations: strategy.Annotations,
+		Deadline: Deadline(ctx, client, in, time.Now(), log), Out: out, Log: log,
+	})
 	return &Deployer{
-		Inputs:  in,
-		Client:  client,
-		Clients: strategies.NewKubeClients(client, namespace),
-		Hooks:   strategies.NoHooks{Out: out},
-		Out:     out,
-		Log:     LogFields(log, in),
+		Inputs:   in,
+		Client:   client,
+		Clients:  strategies.NewKubeClients(client, namespace),
+		Hooks:    strategies.PodHooks{Runner: hookPods},
+		HookPods: hookPods,
+		Out:      out,
+		Log:      log,
 	}, nil
 }
 
@@ -58,13 +71,13 @@ func LogFields(log *logrus.Entry, in *Inputs) *logrus.Entry {
 }
 
 // BuiltIn is the built-in flow: scale the older revisions down, then run the strategy
-// of the snapshot (Recreate or Rolling).
+// of the snapshot (Recreate or Rolling) with its hooks, up to Until.
 func BuiltIn(ctx context.Context, d *Deployer) error {
 	strategy, err := d.Strategy(d.Inputs.Config.Spec.Strategy.Type)
 	if err != nil {
 		return err
 	}
-	if err := d.CheckHooks(); err != nil {
+	if err := d.checkUntil(); err != nil {
 		return err
 	}
 	if err := d.ScaleDownOlder(ctx); err != nil {
@@ -74,8 +87,8 @@ func BuiltIn(ctx context.Context, d *Deployer) error {
 }
 
 // Strategy returns the built-in strategy t, built over the Deployer's clients and hooks
-// with the snapshot's parameters. A Custom strategy is an InvalidError: it runs the image
-// of customParams, not this one.
+// with the snapshot's parameters, stopping where Until says. A Custom strategy is an
+// InvalidError: it runs the image of customParams, not this one.
 func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strategy, error) {
 	spec := d.Inputs.Config.Spec
 	switch t {
@@ -84,13 +97,13 @@ func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strat
 		if spec.Strategy.RecreateParams != nil {
 			params = *spec.Strategy.RecreateParams
 		}
-		return recreate.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds), nil
+		return recreate.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
 		params := v1alpha1.RollingDeploymentStrategyParams{}
 		if spec.Strategy.RollingParams != nil {
 			params = *spec.Strategy.RollingParams
 		}
-		return rolling.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds), nil
+		return rolling.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeCustom:
 		return nil, strategies.Invalidf("strategy type Custom runs the image of spec.strategy.customParams.image, not the built-in deployer; set that image, or use Recreate or Rolling")
 	}
@@ -105,28 +118,6 @@ func (d *Deployer) RunStrategy(ctx context.Context, t v1alpha1.DeploymentStrateg
 		return err
 	}
 	return strategy.Deploy(ctx, d.Inputs.From, d.Inputs.To, d.Inputs.Desired)
-}
-
-// CheckHooks refuses, before anything is scaled, a strategy with lifecycle hooks while
-// Hooks is NoHooks: failing at the mid hook would leave the application down.
-func (d *Deployer) CheckHooks() error {
-	if _, ok := d.Hooks.(strategies.NoHooks); !ok {
-		return nil
-	}
-	s := d.Inputs.Config.Spec.Strategy
-	stages := map[string]*v1alpha1.LifecycleHook{}
-	if p := s.RecreateParams; p != nil && s.Type == v1alpha1.DeploymentStrategyTypeRecreate {
-		stages[strategies.StagePre], stages[strategies.StageMid], stages[strategies.StagePost] = p.Pre, p.Mid, p.Post
-	}
-	if p := s.RollingParams; p != nil && s.Type == v1alpha1.DeploymentStrategyTypeRolling {
-		stages[strategies.StagePre], stages[strategies.StagePost] = p.Pre, p.Post
-	}
-	for _, stage := range []string{strategies.StagePre, strategies.StageMid, strategies.StagePost} {
-		if stages[stage] != nil {
-			return strategies.ErrHooksUnsupported(stage)
-		}
-	}
-	return nil
 }
 
 // Timeout is the strategy's timeoutSeconds (its default for a Custom strategy).
@@ -169,9 +160,12 @@ func (d *Deployer) ScaleDownOlder(ctx context.Context) error {
 // last progress line, and returns the exit code.
 func Finish(path string, err error, success string, out *strategies.Progress, log *logrus.Entry) v1alpha1.DeployerExitCode {
 	code, reason := Outcome(err)
-	if err == nil {
+	switch {
+	case err == nil:
 		out.Printf("Success")
-	} else {
+	case errors.Is(err, strategies.ErrUntilReached):
+		out.Printf("%v", err)
+	default:
 		out.Printf("%s: %v", reason, err)
 		log.WithError(err).WithField("exitCode", int(code)).Error("rollout did not complete")
 	}

@@ -26,6 +26,7 @@ func TestOutcome(t *testing.T) {
 		wantReason string
 	}{
 		{name: "success", err: nil, wantCode: v1alpha1.ExitComplete, wantReason: v1alpha1.ReasonCompleted},
+		{name: "stopped at --until", err: fmt.Errorf("rolling: %w", strategies.ErrUntilReached), wantCode: v1alpha1.ExitComplete, wantReason: v1alpha1.ReasonCompleted},
 		{name: "any other error", err: errors.New("boom"), wantCode: v1alpha1.ExitFailed, wantReason: v1alpha1.ReasonFailed},
 		{name: "invalid input", err: fmt.Errorf("reading: %w", strategies.Invalidf("bad")), wantCode: v1alpha1.ExitInvalid, wantReason: v1alpha1.ReasonInvalidConfig},
 		{name: "hook failed", err: fmt.Errorf("pre: %w", &strategies.HookFailedError{Stage: "pre", Err: errors.New("exit 1")}), wantCode: v1alpha1.ExitHookAborted, wantReason: v1alpha1.ReasonHookFailed},
@@ -173,11 +174,8 @@ func TestSelectRevisions(t *testing.T) {
 	}
 }
 
-func TestNoHooksRefusesConfiguredHooks(t *testing.T) {
-	hooks := strategies.NoHooks{}
-	require.NoError(t, hooks.Run(context.Background(), strategies.StagePre, nil))
-	err := hooks.Run(context.Background(), strategies.StageMid, &v1alpha1.LifecycleHook{FailurePolicy: v1alpha1.LifecycleHookFailurePolicyAbort})
-	code, _ := deployer.Outcome(err)
-	assert.Equal(t, v1alpha1.ExitInvalid, code)
-	assert.ErrorContains(t, err, "lifecycle hooks arrive with the hooks issue")
+func TestProgramName(t *testing.T) {
+	assert.Equal(t, deployer.OpenShiftName, deployer.ProgramName("/usr/bin/openshift-deploy", "stagehand-deployer"))
+	assert.Equal(t, "stagehand-deployer", deployer.ProgramName("/stagehand-deployer", "stagehand-deployer"))
+	assert.Equal(t, "canary", deployer.ProgramName("./canary", "canary"))
 }

@@ -17,6 +17,7 @@ const maxTerminationMessage = 3500
 // place where errors become exit codes:
 //
 //	nil                                    0 Completed
+//	strategies.ErrUntilReached             0 Completed (stopped at --until)
 //	strategies.ErrCancelled, ctx cancelled 5 Cancelled
 //	*strategies.TimeoutError               4 TimedOut
 //	*strategies.HookFailedError            3 HookFailed
@@ -29,7 +30,7 @@ func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 		invalid *strategies.InvalidError
 	)
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, strategies.ErrUntilReached):
 		return v1alpha1.ExitComplete, v1alpha1.ReasonCompleted
 	case errors.Is(err, strategies.ErrCancelled), errors.Is(err, context.Canceled):
 		return v1alpha1.ExitCancelled, v1alpha1.ReasonCancelled

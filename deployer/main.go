@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,6 +22,12 @@ import (
 	"github.com/stagehand-dev/stagehand/strategies"
 )
 
+// OpenShiftName is the name of OpenShift's deployer binary. Invoked under that name (a
+// symlink or copy named openshift-deploy), this binary behaves exactly as under its own
+// name, so OpenShift custom strategy scripts such as `openshift-deploy --until=50%` run
+// unchanged; only --version and the usage show the name.
+const OpenShiftName = "openshift-deploy"
+
 // cancelGrace is how long a flow may take to return after SIGTERM before the deployer
 // exits without it.
 const cancelGrace = 2 * time.Second
@@ -28,8 +35,9 @@ const cancelGrace = 2 * time.Second
 // Main is the whole deployer binary: it reads the Config (environment, then flags in args),
 // sets up logging and the Kubernetes client, runs flow until it returns or SIGTERM
 // arrives, writes the termination message and returns the exit code for os.Exit. name is
-// the binary's name, for --version and usage.
+// the binary's name, for --version and usage (OpenShiftName when argv[0] is that).
 func Main(name string, args []string, flow Flow) int {
+	name = ProgramName(os.Args[0], name)
 	cfg, cfgErr := LoadConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -51,6 +59,9 @@ func Main(name string, args []string, flow Flow) int {
 	}
 	if cfgErr == nil {
 		_, _, cfgErr = cfg.Resolved()
+	}
+	if cfgErr == nil {
+		_, cfgErr = strategies.ParseUntil(cfg.Until)
 	}
 	if cfgErr != nil {
 		return int(Finish(cfg.TerminationMessagePath, asInvalid(cfgErr), "", out, log))
@@ -84,11 +95,16 @@ func Execute(ctx context.Context, cfg Config, client kubernetes.Interface, out *
 			result <- outcome{err: err}
 			return
 		}
-		d.Log.Info("deploying")
+		if d.Until, err = strategies.ParseUntil(cfg.Until); err != nil {
+			result <- outcome{err: err}
+			return
+		}
+		d.Log.WithField("until", cfg.Until).Info("deploying")
 		if err := flow(ctx, d); err != nil {
 			result <- outcome{err: err}
 			return
 		}
+		d.DeleteSucceededHookPods(ctx)
 		result <- outcome{success: fmt.Sprintf("revision %s is complete: %d pods available", d.Inputs.To.Name, d.Inputs.Desired)}
 	}()
 	var o outcome
@@ -151,6 +167,15 @@ func NewClient() (kubernetes.Interface, error) {
 		return nil, strategies.Invalidf("building the Kubernetes client: %v", err)
 	}
 	return client, nil
+}
+
+// ProgramName is OpenShiftName when the binary was invoked as openshift-deploy (argv0 is
+// os.Args[0]), else name.
+func ProgramName(argv0, name string) string {
+	if filepath.Base(argv0) == OpenShiftName {
+		return OpenShiftName
+	}
+	return name
 }
 
 func asInvalid(err error) error {

@@ -2,8 +2,10 @@ package strategies
 
 import (
 	"context"
+	"errors"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod"
 )
 
 // Hook stages: the values of the stagehand.dev/hook label and the <stage> of hook pod names.
@@ -15,31 +17,34 @@ const (
 
 // HookRunner runs a lifecycle hook at one stage of a rollout. The strategies call it at
 // every stage, with a nil hook when none is configured. A hook with failure policy Abort
-// that fails returns a *HookFailedError.
+// (or an exhausted Retry) that fails returns a *HookFailedError; a hook that cannot be
+// built from the template an *InvalidError; a cancelled one ErrCancelled.
 type HookRunner interface {
 	Run(ctx context.Context, stage string, hook *v1alpha1.LifecycleHook) error
 }
 
-// NoHooks is the HookRunner until hook pods arrive with the hooks issue: it reports that
-// a stage has no hook, and refuses a configured hook instead of pretending that it ran.
-type NoHooks struct {
-	Out *Progress
+// PodHooks is the HookRunner of the built-in deployer: it runs each hook as a hook pod
+// (hookpod.Runner) and maps the errors of hookpod to the strategies' typed errors.
+type PodHooks struct {
+	Runner *hookpod.Runner
 }
 
-var _ HookRunner = NoHooks{}
+var _ HookRunner = PodHooks{}
 
-// Run prints "--> <stage> hook: none" for a nil hook and fails with an InvalidError
-// otherwise.
-func (n NoHooks) Run(_ context.Context, stage string, hook *v1alpha1.LifecycleHook) error {
-	if hook == nil {
-		n.Out.Printf("%s hook: none", stage)
+// Run runs hook at stage through the hookpod.Runner.
+func (h PodHooks) Run(ctx context.Context, stage string, hook *v1alpha1.LifecycleHook) error {
+	err := h.Runner.Run(ctx, stage, hook)
+	var (
+		abort   *hookpod.AbortError
+		invalid *hookpod.InvalidHookError
+	)
+	switch {
+	case err == nil:
 		return nil
+	case errors.As(err, &abort):
+		return &HookFailedError{Stage: stage, Err: err}
+	case errors.As(err, &invalid):
+		return Invalidf("%s", invalid.Message)
 	}
-	return ErrHooksUnsupported(stage)
-}
-
-// ErrHooksUnsupported is the InvalidError of a configured hook that this deployer cannot
-// run yet.
-func ErrHooksUnsupported(stage string) error {
-	return Invalidf("the strategy has a %s hook, but lifecycle hooks arrive with the hooks issue and this deployer cannot run them yet; remove the hook from the strategy", stage)
+	return cancelled(ctx, err)
 }

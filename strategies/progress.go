@@ -28,3 +28,13 @@ func (p *Progress) Printf(format string, args ...any) {
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "--> "+format+"\n", args...)
 }
+
+// Println writes line as it is, without the "--> " prefix: a hook's streamed log line.
+func (p *Progress) Println(line string) {
+	if p == nil || p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, line)
+}

@@ -22,6 +22,8 @@ type Recreate struct {
 	// mid is false when Recreate runs as the first rollout of the Rolling strategy, which
 	// has no mid hook.
 	mid bool
+	// until stops the rollout early (stagehand-deployer --until).
+	until strategies.Until
 }
 
 var _ strategies.Strategy = &Recreate{}
@@ -41,9 +43,20 @@ func (r *Recreate) WithoutMidHook() *Recreate {
 	return &c
 }
 
+// WithUntil returns a copy that stops where until says, with strategies.ErrUntilReached:
+// after the pre or mid hook, or once until.Target(desired) new pods are available (for
+// 100%: after the rollout, before the post hook).
+func (r *Recreate) WithUntil(until strategies.Until) *Recreate {
+	c := *r
+	c.until = until
+	return &c
+}
+
 // Deploy runs pre hook → scale from to 0 and wait until its pods are gone → mid hook →
 // scale to up to desired and wait until all desired pods are available → post hook.
-// timeoutSeconds bounds each wait.
+// timeoutSeconds bounds each wait. Run again after a partial run (--until, a deployer
+// that died), it continues: scaling to the current replicas is a no-op, and a hook that
+// already succeeded for the revision is not run again.
 func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the watch
@@ -57,6 +70,9 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 	if err := r.hooks.Run(ctx, strategies.StagePre, r.params.Pre); err != nil {
 		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
 	}
+	if err := r.until.AfterHook(strategies.StagePre, to.Name); err != nil {
+		return err
+	}
 	if from != nil {
 		if _, err := scaler.ScaleAndWait(ctx, from, 0, timeout); err != nil {
 			return err
@@ -66,8 +82,12 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 		if err := r.hooks.Run(ctx, strategies.StageMid, r.params.Mid); err != nil {
 			return fmt.Errorf("running the mid hook of %s: %w", to.Name, err)
 		}
+		if err := r.until.AfterHook(strategies.StageMid, to.Name); err != nil {
+			return err
+		}
 	}
-	scaled, err := strategies.Scale(ctx, r.clients, r.out, to, desired)
+	target := r.until.Target(desired)
+	scaled, err := strategies.Scale(ctx, r.clients, r.out, to, target)
 	if err != nil {
 		return err
 	}
@@ -75,7 +95,10 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 	if from != nil {
 		gone = append(gone, from)
 	}
-	if err := scaler.WaitAvailable(ctx, scaled, desired, timeout, gone...); err != nil {
+	if err := scaler.WaitAvailable(ctx, scaled, target, timeout, gone...); err != nil {
+		return err
+	}
+	if err := r.until.AtPercent(to.Name, target, desired); err != nil {
 		return err
 	}
 	if err := r.hooks.Run(ctx, strategies.StagePost, r.params.Post); err != nil {

@@ -19,6 +19,8 @@ type Rolling struct {
 	out             *strategies.Progress
 	params          v1alpha1.RollingDeploymentStrategyParams
 	minReadySeconds int32
+	// until stops the rollout early (stagehand-deployer --until).
+	until strategies.Until
 }
 
 var _ strategies.Strategy = &Rolling{}
@@ -29,15 +31,29 @@ func New(clients strategies.Clients, hooks strategies.HookRunner, out *strategie
 	return &Rolling{clients: clients, hooks: hooks, out: out, params: params, minReadySeconds: minReadySeconds}
 }
 
+// WithUntil returns a copy that stops where until says, with strategies.ErrUntilReached:
+// after the pre hook, or once until.Target(desired) new pods are available (for 100%:
+// after the rollout, before the post hook). A mid stage is invalid: Rolling has none.
+func (r *Rolling) WithUntil(until strategies.Until) *Rolling {
+	c := *r
+	c.until = until
+	return &c
+}
+
 // Deploy runs pre hook → the surge/unavailable loop → post hook. The first revision
-// (from == nil) is deployed like Recreate without a mid hook.
+// (from == nil) is deployed like Recreate without a mid hook. Run again after a partial
+// run, it continues from the replicas it finds; a hook that already succeeded for the
+// revision is not run again.
 func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
 	timeout := seconds(r.params.TimeoutSeconds, v1alpha1.DefaultTimeoutSeconds)
+	if r.until.Stage == strategies.StageMid {
+		return strategies.Invalidf("--until=mid: the Rolling strategy has no mid hook; use pre or a percentage")
+	}
 	if from == nil {
 		first := recreate.New(r.clients, r.hooks, r.out, v1alpha1.RecreateDeploymentStrategyParams{
 			TimeoutSeconds: r.params.TimeoutSeconds, Pre: r.params.Pre, Post: r.params.Post,
 		}, r.minReadySeconds)
-		return first.WithoutMidHook().Deploy(ctx, nil, to, desired)
+		return first.WithoutMidHook().WithUntil(r.until).Deploy(ctx, nil, to, desired)
 	}
 	surge, unavailable, err := Fenceposts(r.params.MaxSurge, r.params.MaxUnavailable, desired)
 	if err != nil {
@@ -45,6 +61,9 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	}
 	if err := r.hooks.Run(ctx, strategies.StagePre, r.params.Pre); err != nil {
 		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
+	}
+	if err := r.until.AfterHook(strategies.StagePre, to.Name); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the watch
@@ -58,6 +77,9 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	}
 	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", from.Name, to.Name, desired, surge, unavailable)
 	if err := l.run(ctx); err != nil {
+		return err
+	}
+	if err := r.until.AtPercent(to.Name, l.state.NewAvailable, desired); err != nil {
 		return err
 	}
 	if err := r.hooks.Run(ctx, strategies.StagePost, r.params.Post); err != nil {
@@ -95,6 +117,9 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		if Done(l.state) {
 			return l.waitOldGone(ctx)
+		}
+		if target := l.r.until.Target(l.state.Desired); target < l.state.Desired && l.state.NewAvailable >= target {
+			return nil // --until=N%: Deploy stops here
 		}
 		scaled, err := l.step(ctx, period)
 		if err != nil {

@@ -1,0 +1,62 @@
+package deployer
+
+import (
+	"context"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/strategies"
+)
+
+// RunHook runs hook at stage (pre, mid, post, or a stage name of a custom flow: it
+// becomes the stagehand.dev/hook label and part of the pod name <rs>-hook-<stage>) with
+// its failure policy, as the built-in strategies do. A nil hook prints "--> <stage> hook:
+// none". It returns nil when the hook succeeded (now, or in an earlier run of this
+// revision) or was ignored; a *strategies.HookFailedError (exit code 3) when it stops the
+// rollout.
+func (d *Deployer) RunHook(ctx context.Context, stage string, hook *v1alpha1.LifecycleHook) error {
+	return d.Hooks.Run(ctx, stage, hook)
+}
+
+// DeleteSucceededHookPods deletes the pods of the revision's hooks that succeeded. Execute
+// calls it once a flow completed the whole rollout (not when it stopped at --until, so
+// that a later run skips the hooks that already ran). A failure is only logged.
+func (d *Deployer) DeleteSucceededHookPods(ctx context.Context) {
+	if d.HookPods == nil {
+		return
+	}
+	if err := d.HookPods.DeleteSucceeded(ctx); err != nil {
+		d.Log.WithError(err).Warn("the succeeded hook pods stay until the revision is pruned")
+	}
+}
+
+// Deadline is when the deployer's own activeDeadlineSeconds runs out: the start time of
+// its pod (<rs>-deploy) plus the pod's activeDeadlineSeconds. A deployer that runs outside
+// its pod (a test, a custom flow run by hand) counts the strategy's activeDeadlineSeconds
+// from now.
+func Deadline(ctx context.Context, client kubernetes.Interface, in *Inputs, now time.Time, log *logrus.Entry) time.Time {
+	pod, err := client.CoreV1().Pods(in.Namespace).Get(ctx, v1alpha1.DeployerPodName(in.To.Name), metav1.GetOptions{})
+	if err == nil && pod.Spec.ActiveDeadlineSeconds != nil && pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
+	}
+	seconds := v1alpha1.DefaultActiveDeadlineSeconds
+	if s := in.Config.Spec.Strategy.ActiveDeadlineSeconds; s != nil && *s > 0 {
+		seconds = *s
+	}
+	log.WithError(err).Debug("no deployer pod to take the deadline from; counting activeDeadlineSeconds from now")
+	return now.Add(time.Duration(seconds) * time.Second)
+}
+
+// checkUntil refuses, before anything is scaled, an --until that the strategy cannot
+// reach.
+func (d *Deployer) checkUntil() error {
+	if d.Until.Stage == strategies.StageMid && d.Inputs.Config.Spec.Strategy.Type != v1alpha1.DeploymentStrategyTypeRecreate {
+		return strategies.Invalidf("--until=mid: only the Recreate strategy has a mid hook, and %s uses %s; use pre or a percentage",
+			d.Inputs.To.Name, d.Inputs.Config.Spec.Strategy.Type)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package hookpod
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// LogTailLines is how many of a failed hook's last log lines go into its error.
+const LogTailLines = 20
+
+// logDrainTimeout bounds how long the executor waits for the log stream to end after the
+// hook container has finished.
+const logDrainTimeout = 5 * time.Second
+
+// HookExecutor runs one hook pod to its end.
+type HookExecutor interface {
+	// Execute creates pod (or adopts the existing pod of that name), streams its logs and
+	// waits until it has finished. It returns nil when the pod Succeeded, a *PodFailedError
+	// when it Failed or was deleted, and an error wrapping ctx.Err() after deleting the pod
+	// when ctx is done.
+	Execute(ctx context.Context, pod *corev1.Pod) error
+}
+
+// Printer receives the deployer's output: "--> " progress lines and raw lines (the hook's
+// log). *strategies.Progress is one.
+type Printer interface {
+	Printf(format string, args ...any)
+	Println(line string)
+}
+
+// PodFailedError is a hook pod that ended Failed, or disappeared before it ended.
+type PodFailedError struct {
+	// Pod is the hook pod's name.
+	Pod string
+	// ExitCode is the hook container's exit code; -1 when it is unknown.
+	ExitCode int32
+	// Reason and Message are the container's (or the pod's) termination reason and message.
+	Reason, Message string
+	// LogTail is the last LogTailLines lines of the hook's log.
+	LogTail []string
+}
+
+func (e *PodFailedError) Error() string {
+	return e.summary() + e.tailText()
+}
+
+// summary says which pod failed, how, and with what message.
+func (e *PodFailedError) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hook pod %s failed", e.Pod)
+	if e.ExitCode >= 0 {
+		fmt.Fprintf(&b, " with exit code %d", e.ExitCode)
+	}
+	if e.Reason != "" && e.Reason != "Error" { // "Error" says nothing beyond the exit code
+		fmt.Fprintf(&b, " (%s)", e.Reason)
+	}
+	if msg := strings.TrimSpace(e.Message); msg != "" && !strings.Contains(strings.Join(e.LogTail, "\n"), msg) {
+		fmt.Fprintf(&b, ": %s", msg)
+	}
+	return b.String()
+}
+
+// tailText is "; its log ends with:" and the tail, or "" without a log.
+func (e *PodFailedError) tailText() string {
+	if len(e.LogTail) == 0 {
+		return ""
+	}
+	return "; its log ends with:\n" + strings.Join(e.LogTail, "\n")
+}
+
+// hookExecutor runs hook pods in one namespace.
+type hookExecutor struct {
+	pods corev1client.PodInterface
+	out  Printer
+}
+
+var _ HookExecutor = &hookExecutor{}
+
+// NewExecutor returns the HookExecutor over pods (one namespace). The hook's log lines go
+// to out, prefixed with the stage ("pre: ...").
+func NewExecutor(pods corev1client.PodInterface, out Printer) HookExecutor {
+	return &hookExecutor{pods: pods, out: out}
+}
+
+func (e *hookExecutor) Execute(ctx context.Context, pod *corev1.Pod) error {
+	if _, err := e.pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("creating hook pod %s: %w", pod.Name, ctx.Err())
+		}
+		return fmt.Errorf("creating hook pod %s: %w", pod.Name, err)
+	}
+	// AlreadyExists: a deployer that ran before created it; watch that pod.
+	logs := newLogStreamer(e.pods, pod.Name, pod.Labels[v1alpha1.HookStageLabel]+": ", e.out)
+	defer logs.stop()
+	final, err := e.wait(ctx, pod.Name, logs)
+	if err != nil {
+		if ctx.Err() != nil {
+			e.delete(pod.Name)
+			return fmt.Errorf("waiting for hook pod %s: %w", pod.Name, ctx.Err())
+		}
+		return err
+	}
+	tail := logs.finish(logDrainTimeout)
+	if final == nil {
+		return &PodFailedError{Pod: pod.Name, ExitCode: -1, Reason: "Deleted",
+			Message: "the hook pod was deleted before it finished", LogTail: tail}
+	}
+	if final.Status.Phase == corev1.PodSucceeded {
+		return nil
+	}
+	return failure(final, tail)
+}
+
+// errDeleted ends the watch when the pod is deleted.
+var errDeleted = errors.New("deleted")
+
+// wait watches the pod until it has finished; it returns nil (and no error) when the pod
+// was deleted first. It starts the log stream once the container has started.
+func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer) (*corev1.Pod, error) {
+	selector := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = selector
+			return e.pods.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = selector
+			return e.pods.Watch(ctx, opts)
+		},
+	}
+	var final *corev1.Pod
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		if ev.Type == watch.Deleted {
+			return false, errDeleted
+		}
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return false, nil
+		}
+		if started(pod) {
+			logs.start(ctx)
+		}
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			final = pod
+			return true, nil
+		}
+		return false, nil
+	})
+	switch {
+	case errors.Is(err, errDeleted):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("waiting for hook pod %s: %w", name, err)
+	}
+	return final, nil
+}
+
+// delete removes a hook pod whose deployer was cancelled, with a context of its own: the
+// deployer's is already done.
+func (e *hookExecutor) delete(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = e.pods.Delete(ctx, name, metav1.DeleteOptions{}) // best effort: the controller deletes it too
+}
+
+func started(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == ContainerName && (c.State.Running != nil || c.State.Terminated != nil) {
+			return true
+		}
+	}
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// failure describes a Failed hook pod.
+func failure(pod *corev1.Pod, tail []string) *PodFailedError {
+	f := &PodFailedError{Pod: pod.Name, ExitCode: -1, Reason: pod.Status.Reason, Message: pod.Status.Message, LogTail: tail}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == ContainerName && c.State.Terminated != nil {
+			t := c.State.Terminated
+			f.ExitCode, f.Reason = t.ExitCode, t.Reason
+			if t.Message != "" {
+				f.Message = t.Message
+			}
+		}
+	}
+	return f
+}
+
+// logStreamer follows the hook container's log into the Printer and keeps its tail.
+type logStreamer struct {
+	pods   corev1client.PodInterface
+	name   string
+	prefix string
+	out    Printer
+
+	once   sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	tail   []string
+}
+
+func newLogStreamer(pods corev1client.PodInterface, name, prefix string, out Printer) *logStreamer {
+	return &logStreamer{pods: pods, name: name, prefix: prefix, out: out, cancel: func() {}}
+}
+
+// start begins following the log, once.
+func (l *logStreamer) start(ctx context.Context) {
+	l.once.Do(func() {
+		ctx, l.cancel = context.WithCancel(ctx)
+		l.done = make(chan struct{})
+		go l.follow(ctx)
+	})
+}
+
+func (l *logStreamer) follow(ctx context.Context) {
+	defer close(l.done)
+	stream, err := l.pods.GetLogs(l.name, &corev1.PodLogOptions{Container: ContainerName, Follow: true}).Stream(ctx)
+	if err != nil {
+		l.add(fmt.Sprintf("(the log of %s cannot be read: %v)", l.name, err), false)
+		return
+	}
+	defer stream.Close() //nolint:errcheck // read-only stream
+	scanner := bufio.NewScanner(stream)
+	scanner.Buffer(make([]byte, 64*1024), 1024*1024)
+	for scanner.Scan() {
+		l.add(scanner.Text(), true)
+	}
+}
+
+func (l *logStreamer) add(line string, print bool) {
+	l.mu.Lock()
+	l.tail = append(l.tail, line)
+	if len(l.tail) > LogTailLines {
+		l.tail = l.tail[len(l.tail)-LogTailLines:]
+	}
+	l.mu.Unlock()
+	if print && l.out != nil {
+		l.out.Println(l.prefix + line)
+	}
+}
+
+// finish waits up to timeout for the stream to end (the container has finished), then
+// returns the tail. A stream that never started is read now, without following.
+func (l *logStreamer) finish(timeout time.Duration) []string {
+	l.start(context.Background())
+	select {
+	case <-l.done:
+	case <-time.After(timeout):
+		l.cancel()
+		<-l.done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.tail...)
+}
+
+func (l *logStreamer) stop() {
+	l.cancel()
+	if l.done != nil {
+		<-l.done
+	}
+}

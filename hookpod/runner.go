@@ -1,0 +1,220 @@
+package hookpod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Runner runs the lifecycle hooks of one revision with their failure policies, records
+// events on the DeploymentConfig and prints progress lines. Build it with NewRunner.
+type Runner struct {
+	revision    *appsv1.ReplicaSet
+	labels      map[string]string
+	annotations map[string]string
+	deadline    time.Time
+	pods        corev1client.PodInterface
+	executor    HookExecutor
+	events      EventRecorder
+	out         Printer
+	log         *logrus.Entry
+	now         func() time.Time
+	sleep       func(ctx context.Context, d time.Duration) error
+}
+
+// Options are the settings of a Runner beyond its clients.
+type Options struct {
+	// Labels and Annotations are the strategy's, added to every hook pod.
+	Labels, Annotations map[string]string
+	// Deadline is when the deployer's activeDeadlineSeconds runs out; zero: none.
+	Deadline time.Time
+	// Out receives progress lines and the hooks' log lines.
+	Out Printer
+	// Log is the deployer's logger.
+	Log *logrus.Entry
+}
+
+// NewRunner returns the Runner of revision over core (the revision's namespace is used).
+func NewRunner(core corev1client.CoreV1Interface, revision *appsv1.ReplicaSet, o Options) *Runner {
+	pods := core.Pods(revision.Namespace)
+	log := o.Log
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	return &Runner{
+		revision: revision, labels: o.Labels, annotations: o.Annotations, deadline: o.Deadline,
+		pods: pods, executor: NewExecutor(pods, o.Out),
+		events: NewEventRecorder(core.Events(revision.Namespace), revision, log),
+		out:    o.Out, log: log, now: time.Now, sleep: sleep,
+	}
+}
+
+// Run runs hook at stage (pre, mid or post) with its failure policy. A nil hook prints
+// "--> <stage> hook: none". A hook whose pod already succeeded for this revision (a
+// deployer run again, or continued after --until) is not run again. It returns nil when
+// the hook succeeded or was ignored, an *AbortError when it stops the rollout, an
+// *InvalidHookError when it cannot be built, and an error wrapping ctx.Err() when ctx is
+// done (the running hook pod is deleted).
+func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.LifecycleHook) error {
+	if hook == nil {
+		r.printf("%s hook: none", stage)
+		return nil
+	}
+	done, first, err := r.resume(ctx, stage)
+	if err != nil || done {
+		return err
+	}
+	maxAttempts := MaxAttempts(hook)
+	bo := NewBackOff(hook.Retry)
+	for attempt := int32(1); ; attempt++ {
+		pod, err := Build(Spec{Revision: r.revision, Stage: stage, Attempt: first + int(attempt) - 1, Hook: hook,
+			Labels: r.labels, Annotations: r.annotations, Deadline: r.deadline, Now: r.now()})
+		if err != nil {
+			return err
+		}
+		note := attemptNote(attempt, maxAttempts)
+		r.events.Eventf(corev1.EventTypeNormal, ReasonHookStarted, MessageHookStarted, stage, pod.Name, note)
+		r.printf("%s hook %s: running%s", stage, pod.Name, note)
+		err = r.executor.Execute(ctx, pod)
+		if err == nil {
+			r.events.Eventf(corev1.EventTypeNormal, ReasonHookSucceeded, MessageHookSucceeded, stage, pod.Name, note)
+			r.printf("%s hook %s: succeeded", stage, pod.Name)
+			return nil
+		}
+		var failed *PodFailedError
+		if !errors.As(err, &failed) {
+			return fmt.Errorf("running the %s hook pod %s: %w", stage, pod.Name, err)
+		}
+		delay := bo.NextBackOff()
+		fits := r.deadline.IsZero() || r.now().Add(delay).Before(r.deadline)
+		decision := Decide(hook.FailurePolicy, attempt, maxAttempts, fits)
+		r.events.Eventf(corev1.EventTypeWarning, ReasonHookFailed, MessageHookFailed, stage, pod.Name, note, exitText(failed.ExitCode), decisionText(decision, hook.FailurePolicy))
+		r.log.WithFields(logrus.Fields{"stage": stage, "pod": pod.Name, "exitCode": failed.ExitCode, "decision": decision}).Warn("hook failed")
+		switch decision {
+		case DecisionIgnore:
+			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, pod.Name, exitText(failed.ExitCode))
+			return nil
+		case DecisionRetry:
+			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, pod.Name, exitText(failed.ExitCode), delay, attempt+1, maxAttempts)
+			if err := r.sleep(ctx, delay); err != nil {
+				return fmt.Errorf("waiting to retry the %s hook: %w", stage, err)
+			}
+		default:
+			r.printf("%s hook %s: failed (%s)", stage, pod.Name, exitText(failed.ExitCode))
+			return &AbortError{Stage: stage, Policy: hook.FailurePolicy, Attempts: attempt,
+				OutOfTime: attempt < maxAttempts && !fits, Last: failed}
+		}
+	}
+}
+
+// resume looks at the hook pods that already exist for stage. done is true when one of
+// them succeeded. Otherwise first is the attempt number to start with: the newest
+// attempt when it is still running (a deployer run again adopts it), the one after it
+// when it failed (the failed pod stays for inspection), else 1.
+func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int, err error) {
+	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: selector(r.revision, stage)})
+	if err != nil {
+		return false, 0, fmt.Errorf("listing the %s hook pods of %s: %w", stage, r.revision.Name, err)
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	first = 1
+	for attempt := 1; attempt <= len(list.Items)+1; attempt++ {
+		pod, ok := byName[v1alpha1.HookPodName(r.revision.Name, stage, attempt)]
+		if !ok {
+			continue
+		}
+		switch pod.Status.Phase {
+		case corev1.PodSucceeded:
+			r.printf("%s hook %s: already succeeded", stage, pod.Name)
+			return true, 0, nil
+		case corev1.PodFailed:
+			first = attempt + 1
+		default:
+			first = attempt
+		}
+	}
+	return false, first, nil
+}
+
+// DeleteSucceeded deletes the pods of the hooks of the revision that succeeded; the
+// deployer calls it once the rollout is complete. Failed hook pods stay for inspection
+// until the revision is pruned (their ownerReference removes them).
+func (r *Runner) DeleteSucceeded(ctx context.Context) error {
+	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: selector(r.revision, "")})
+	if err != nil {
+		return fmt.Errorf("listing the hook pods of %s: %w", r.revision.Name, err)
+	}
+	for _, pod := range list.Items {
+		if pod.Status.Phase != corev1.PodSucceeded {
+			continue
+		}
+		if err := r.pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the succeeded hook pod %s: %w", pod.Name, err)
+		}
+		r.log.WithField("pod", pod.Name).Debug("deleted the succeeded hook pod")
+	}
+	return nil
+}
+
+// selector selects the hook pods of rs at stage; every stage when stage is "".
+func selector(rs *appsv1.ReplicaSet, stage string) string {
+	s := v1alpha1.ConfigLabel + "=" + rs.Labels[v1alpha1.ConfigLabel] + "," + v1alpha1.RevisionLabel + "=" + rs.Labels[v1alpha1.RevisionLabel]
+	if stage == "" {
+		return s + "," + v1alpha1.HookStageLabel
+	}
+	return s + "," + v1alpha1.HookStageLabel + "=" + stage
+}
+
+func (r *Runner) printf(format string, args ...any) {
+	if r.out != nil {
+		r.out.Printf(format, args...)
+	}
+}
+
+func exitText(code int32) string {
+	if code < 0 {
+		return "no exit code"
+	}
+	return fmt.Sprintf("exit %d", code)
+}
+
+func decisionText(d Decision, policy v1alpha1.LifecycleHookFailurePolicy) string {
+	switch d {
+	case DecisionIgnore:
+		return "ignored (failurePolicy Ignore), the rollout goes on"
+	case DecisionRetry:
+		return "retrying (failurePolicy Retry)"
+	}
+	if policy == v1alpha1.LifecycleHookFailurePolicyRetry {
+		return "no attempts left (failurePolicy Retry), the rollout stops"
+	}
+	return "the rollout stops (failurePolicy Abort)"
+}
+
+// sleep waits d, or returns ctx.Err() when ctx is done first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
