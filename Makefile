@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X $(MODULE)/internal/version.Version=$(VERSION)
 BIN     := $(CURDIR)/bin
 # Binaries of the product, and of the local cluster that the tests and the demo run on.
 COMMANDS := stagehand-controller stagehand-deployer kubectl-stagehand
-TEST_COMMANDS := stagehand-localcluster stagehand-testapp
+TEST_COMMANDS := stagehand-localcluster stagehand-testapp stagehand-example-strategy
 GO_TEST_FLAGS ?= -count=1 -timeout=40m
 
 .PHONY: help
@@ -23,6 +23,7 @@ build: ## Build the binaries into bin/: stagehand-controller, stagehand-deployer
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(COMMANDS))
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-localcluster ./e2e/localcluster/cmd/stagehand-localcluster
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-testapp ./e2e/testapp
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-example-strategy ./examples/custom-strategy
 
 .PHONY: controlplane
 controlplane: ## Build etcd and the Kubernetes control plane for the local cluster into bin/k8s-v*/ (skipped when present).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: starts the local control plane (bin/stagehand-localcluster up), installs
 # Stagehand from deploy/ (the controller runs the freshly built binary through the node
-# agent's image map), and rolls out two revisions of examples/hello.yaml.
+# agent's image map), rolls out two revisions of examples/hello.yaml, then two of
+# examples/hooks.yaml with pre, mid and post hooks.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -53,6 +54,19 @@ step "The revisions are ReplicaSets: revision 2 runs, revision 1 is kept at 0 fo
 
 step "The deployer pod's log tells the story of revision 2"
 "$kubectl" logs hello-2-deploy
+
+step "Hooks: examples/hooks.yaml (Recreate with pre, mid and post hooks)"
+"$kubectl" apply -f examples/hooks.yaml
+"$kubectl" wait dc/shop --for=jsonpath='{.status.latestVersion}'=1 --timeout=60s >/dev/null
+"$kubectl" wait dc/shop --for=jsonpath='{.status.phase}'=Complete --timeout=180s
+"$kubectl" patch dc shop --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"RELEASE","value":"2"}]}]'
+"$kubectl" wait dc/shop --for=jsonpath='{.status.latestVersion}'=2 --timeout=60s >/dev/null
+"$kubectl" wait dc/shop --for=jsonpath='{.status.phase}'=Complete --timeout=180s
+echo "The deployer's log of revision 2 carries the hooks' output (the mid hook is the migration):"
+"$kubectl" logs shop-2-deploy
+echo
+echo "Every hook start and success is an event on the DeploymentConfig:"
+"$kubectl" get events --field-selector involvedObject.name=shop -o custom-columns='TYPE:.type,REASON:.reason,MESSAGE:.message' | grep -i hook | tail -6
 
 step "Admission refuses an invalid one (a mid hook on a Rolling strategy), naming the field"
 if "$kubectl" apply -f - <<'YAML'

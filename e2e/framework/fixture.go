@@ -130,7 +130,7 @@ func (th *Then) RevisionReplicas(n int64, replicas int32) *Then {
 // terminating.
 func (th *Then) ReadyPods(n int) *Then {
 	th.t.Helper()
-	th.env.WaitForPods(th.t, th.NS, stagehandv1.ConfigLabel+"="+th.Name+",!"+stagehandv1.DeployerPodForLabel, RolloutTimeout,
+	th.env.WaitForPods(th.t, th.NS, stagehandv1.ConfigLabel+"="+th.Name+",!"+stagehandv1.DeployerPodForLabel+",!"+stagehandv1.HookStageLabel, RolloutTimeout,
 		strconv.Itoa(n)+" ready pods of "+th.Name, func(pods []*corev1.Pod) bool {
 			ready := 0
 			for _, p := range pods {

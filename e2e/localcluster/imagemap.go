@@ -10,13 +10,26 @@ import (
 )
 
 // DefaultImageMap sends the Stagehand images to the binaries that `make build` puts in
-// <repo>/bin. The format is nodeagent.ParseImageMap's: one "pattern=path" per line.
+// <repo>/bin. The format is nodeagent.ParseImageMap's: one "pattern=path [alias ...]" per
+// line. The aliases are the binaries' other names in their images: the deployer answers to
+// openshift-deploy, so that OpenShift custom scripts run unchanged.
 func DefaultImageMap(repoRoot string) string {
 	bin := filepath.Join(repoRoot, "bin")
-	return "# image pattern = local binary (see docs/localcluster.md)\n" +
-		"stagehand/deployer:*=" + filepath.Join(bin, "stagehand-deployer") + "\n" +
-		"stagehand/controller:*=" + filepath.Join(bin, "stagehand-controller") + "\n" +
-		"stagehand/testapp:*=" + filepath.Join(bin, "stagehand-testapp") + "\n"
+	lines := []nodeagent.ImageMapLine{
+		{Pattern: "stagehand/deployer:*", Image: nodeagent.MappedImage{
+			Binary: filepath.Join(bin, "stagehand-deployer"), Aliases: []string{"openshift-deploy"}}},
+		{Pattern: "stagehand/controller:*", Image: nodeagent.MappedImage{Binary: filepath.Join(bin, "stagehand-controller")}},
+		// The kind image (e2e/testapp/Dockerfile) names it /usr/local/bin/testapp.
+		{Pattern: "stagehand/testapp:*", Image: nodeagent.MappedImage{
+			Binary: filepath.Join(bin, "stagehand-testapp"), Aliases: []string{"testapp"}}},
+		{Pattern: "stagehand/example-strategy:*", Image: nodeagent.MappedImage{Binary: filepath.Join(bin, "stagehand-example-strategy")}},
+	}
+	var b strings.Builder
+	b.WriteString("# image pattern = local binary [alias ...] (see docs/localcluster.md)\n")
+	for _, l := range lines {
+		b.WriteString(l.String() + "\n")
+	}
+	return b.String()
 }
 
 // writeImageMap writes <dir>/imagemap from spec, which is image-map text or the path of an
@@ -43,8 +56,8 @@ func writeImageMap(l layout, spec string) error {
 	return writeFileAtomic(l.imageMap(), []byte(text), 0o644)
 }
 
-// absolutizeImageMap rewrites relative paths in "pattern=path" lines against base. Lines it
-// does not understand are left for ParseImageMap to reject.
+// absolutizeImageMap rewrites relative paths in "pattern=path [alias ...]" lines against
+// base. Lines it does not understand are left for ParseImageMap to reject.
 func absolutizeImageMap(text, base string) string {
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
@@ -52,12 +65,12 @@ func absolutizeImageMap(text, base string) string {
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		pattern, path, ok := strings.Cut(trimmed, "=")
-		path = strings.TrimSpace(path)
-		if !ok || path == "" || filepath.IsAbs(path) {
+		l, err := nodeagent.ParseImageMapLine(trimmed)
+		if err != nil || filepath.IsAbs(l.Image.Binary) {
 			continue
 		}
-		lines[i] = strings.TrimSpace(pattern) + "=" + filepath.Join(base, path)
+		l.Image.Binary = filepath.Join(base, l.Image.Binary)
+		lines[i] = l.String()
 	}
 	return strings.Join(lines, "\n")
 }

@@ -17,12 +17,54 @@ func TestParseImageMapErrors(t *testing.T) {
 		{name: "empty path", text: "stagehand/testapp:*="},
 		{name: "empty pattern", text: "=/bin/true"},
 		{name: "star in the middle", text: "stagehand/*:v1=/bin/true"},
+		{name: "alias with a slash", text: "stagehand/deployer:*=/bin/d bin/openshift-deploy"},
+		{name: "alias dot-dot", text: "stagehand/deployer:*=/bin/d .."},
+		{name: "unterminated quote", text: `a:*="/my dir/a alias`},
+		{name: "empty quoted path", text: `a:*="" alias`},
+		{name: "no space after the quoted path", text: `a:*="/my dir/a"alias`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseImageMap("# comment\n" + tt.text)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "line 2")
+		})
+	}
+}
+
+func TestParseImageMapLine(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       ImageMapLine
+		// format is what String gives back; "" means the line itself.
+		format string
+	}{
+		{name: "old syntax", line: "stagehand/testapp:*=/bin/testapp",
+			want: ImageMapLine{Pattern: "stagehand/testapp:*", Image: MappedImage{Binary: "/bin/testapp"}}},
+		{name: "spaces around the equals sign", line: " a:* = bin/a ",
+			want: ImageMapLine{Pattern: "a:*", Image: MappedImage{Binary: "bin/a"}}, format: "a:*=bin/a"},
+		{name: "one alias", line: "stagehand/deployer:*=/bin/stagehand-deployer openshift-deploy",
+			want: ImageMapLine{Pattern: "stagehand/deployer:*", Image: MappedImage{Binary: "/bin/stagehand-deployer", Aliases: []string{"openshift-deploy"}}}},
+		{name: "aliases separated by several blanks", line: "a=/bin/a  x\ty",
+			want: ImageMapLine{Pattern: "a", Image: MappedImage{Binary: "/bin/a", Aliases: []string{"x", "y"}}}, format: "a=/bin/a x y"},
+		{name: "quoted path with a space", line: `a:*="/my dir/a" x`,
+			want: ImageMapLine{Pattern: "a:*", Image: MappedImage{Binary: "/my dir/a", Aliases: []string{"x"}}}},
+		{name: "quoted path alone", line: `a:*="/my dir/a"`,
+			want: ImageMapLine{Pattern: "a:*", Image: MappedImage{Binary: "/my dir/a"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseImageMapLine(tt.line)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			format := tt.format
+			if format == "" {
+				format = tt.line
+			}
+			assert.Equal(t, format, got.String())
+			again, err := ParseImageMapLine(got.String())
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "String gives a line that parses back the same")
 		})
 	}
 }
@@ -34,20 +76,23 @@ stagehand/testapp:*=/bin/testapp
 stagehand/testapp:special=/bin/special
 stagehand/*=/bin/any-stagehand
 registry.local:5000/app:*=/bin/app
-stagehand/testapp:*=/bin/testapp2
+stagehand/testapp:*=/bin/testapp2 ta
+stagehand/deployer:*=/bin/deployer openshift-deploy od
 `)
 	require.NoError(t, err)
-	assert.Equal(t, 4, m.Len())
+	assert.Equal(t, 5, m.Len())
 	tests := []struct {
-		image, want string
-		ok          bool
+		image string
+		want  MappedImage
+		ok    bool
 	}{
-		{image: "stagehand/testapp:v1", want: "/bin/testapp2", ok: true}, // the later line wins
-		{image: "stagehand/testapp:special", want: "/bin/special", ok: true},
-		{image: "stagehand/testapp", want: "/bin/testapp2", ok: true}, // as :latest
-		{image: "stagehand/deployer:v2", want: "/bin/any-stagehand", ok: true},
-		{image: "registry.local:5000/app", want: "/bin/app", ok: true},
-		{image: "registry.local:5000/app@sha256:abc", want: "", ok: false},
+		{image: "stagehand/testapp:v1", want: MappedImage{Binary: "/bin/testapp2", Aliases: []string{"ta"}}, ok: true}, // the later line wins
+		{image: "stagehand/testapp:special", want: MappedImage{Binary: "/bin/special"}, ok: true},
+		{image: "stagehand/testapp", want: MappedImage{Binary: "/bin/testapp2", Aliases: []string{"ta"}}, ok: true}, // as :latest
+		{image: "stagehand/deployer:v2", want: MappedImage{Binary: "/bin/deployer", Aliases: []string{"openshift-deploy", "od"}}, ok: true},
+		{image: "stagehand/controller:v2", want: MappedImage{Binary: "/bin/any-stagehand"}, ok: true},
+		{image: "registry.local:5000/app", want: MappedImage{Binary: "/bin/app"}, ok: true},
+		{image: "registry.local:5000/app@sha256:abc", ok: false},
 		{image: "nginx:1.27", ok: false},
 		{image: "docker.io/stagehand/testapp:v1", ok: false},
 	}
@@ -69,33 +114,16 @@ func TestZeroImageMapResolvesNothing(t *testing.T) {
 func TestLoadImageMapResolvesRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "images.txt")
-	require.NoError(t, os.WriteFile(path, []byte("a:*=bin/a\nb:1=/abs/b\n"), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte("a:*=bin/a x\nb:1=/abs/b\n"), 0o644))
 	m, err := LoadImageMap(path)
 	require.NoError(t, err)
 	got, _ := m.Resolve("a:v1")
-	assert.Equal(t, filepath.Join(dir, "bin/a"), got)
+	assert.Equal(t, MappedImage{Binary: filepath.Join(dir, "bin/a"), Aliases: []string{"x"}}, got)
 	got, _ = m.Resolve("b:1")
-	assert.Equal(t, "/abs/b", got)
+	assert.Equal(t, "/abs/b", got.Binary)
 
 	_, err = LoadImageMap(filepath.Join(dir, "missing"))
 	assert.Error(t, err)
-}
-
-func TestMappedArgv(t *testing.T) {
-	tests := []struct {
-		name          string
-		command, args []string
-		want          []string
-	}{
-		{name: "nothing", want: []string{"/b"}},
-		{name: "args only", args: []string{"exit", "3"}, want: []string{"/b", "exit", "3"}},
-		{name: "command replaces its first word", command: []string{"/app", "serve"}, args: []string{"-v"}, want: []string{"/b", "serve", "-v"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mappedArgv("/b", tt.command, tt.args))
-		})
-	}
 }
 
 func TestImageID(t *testing.T) {

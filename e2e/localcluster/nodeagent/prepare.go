@@ -10,7 +10,10 @@ import (
 )
 
 // How a container runs:
-//   - its image is in the ImageMap: the mapped binary runs (see ImageMap.Resolve for argv);
+//   - its image is in the ImageMap: the mapped binary runs, or, when the command names
+//     another program (a shell, say), that command runs on the host with <poddir>/bin,
+//     which holds links to the binary and its aliases, first in PATH (see
+//     ImageMap.Resolve for the rule);
 //   - else it has a command: command+args run on the host, looked up in the container's PATH;
 //   - else it is simulated: no process, Running and Ready at once until the pod stops
 //     (a simulated init container completes at once). Probes of simulated containers are
@@ -28,7 +31,7 @@ import (
 func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 	pod := w.latest()
 	spec := c.spec
-	binary, mapped := w.a.cfg.ImageMap.Resolve(spec.Image)
+	img, mapped := w.a.cfg.ImageMap.Resolve(spec.Image)
 	run := &ctrRun{
 		dir:       w.workingDir(spec),
 		done:      make(chan struct{}),
@@ -54,7 +57,16 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 	args := expandAll(spec.Args, env.lookup)
 	switch {
 	case mapped:
-		run.argv = mappedArgv(binary, command, args)
+		binDir := filepath.Join(w.dir, binDirName)
+		launch := planMapped(img, binDir, command, args)
+		if launch.links {
+			if err := linkMapped(binDir, img); err != nil {
+				return nil, &containerCreatingError{err: err}
+			}
+			path, _ := env.lookup("PATH")
+			env.set("PATH", prependPath(binDir, path))
+		}
+		run.argv = launch.argv
 	case !run.simulated:
 		run.argv = append(command, args...)
 	}
