@@ -91,19 +91,19 @@ func BuiltIn(ctx context.Context, d *Deployer) error {
 // InvalidError: it runs the image of customParams, not this one.
 func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strategy, error) {
 	spec := d.Inputs.Config.Spec
+	// The step's parameters are the snapshot's, defaulted for type t: a Custom config that
+	// runs Rolling as a step gets the same defaults as a Rolling config.
+	step := v1alpha1.DeploymentStrategy{
+		Type:           t,
+		RecreateParams: spec.Strategy.RecreateParams.DeepCopy(),
+		RollingParams:  spec.Strategy.RollingParams.DeepCopy(),
+	}
+	v1alpha1.SetStrategyDefaults(&step)
 	switch t {
 	case v1alpha1.DeploymentStrategyTypeRecreate:
-		params := v1alpha1.RecreateDeploymentStrategyParams{}
-		if spec.Strategy.RecreateParams != nil {
-			params = *spec.Strategy.RecreateParams
-		}
-		return recreate.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds).WithUntil(d.Until), nil
+		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
-		params := v1alpha1.RollingDeploymentStrategyParams{}
-		if spec.Strategy.RollingParams != nil {
-			params = *spec.Strategy.RollingParams
-		}
-		return rolling.New(d.Clients, d.Hooks, d.Out, params, spec.MinReadySeconds).WithUntil(d.Until), nil
+		return rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeCustom:
 		return nil, strategies.Invalidf("strategy type Custom runs the image of spec.strategy.customParams.image, not the built-in deployer; set that image, or use Recreate or Rolling")
 	}

@@ -48,10 +48,13 @@ func SetDefaults(dc *DeploymentConfig) {
 	if spec.Triggers == nil {
 		spec.Triggers = []DeploymentTriggerPolicy{{Type: DeploymentTriggerOnConfigChange}}
 	}
-	setStrategyDefaults(&spec.Strategy)
+	SetStrategyDefaults(&spec.Strategy)
 }
 
-func setStrategyDefaults(s *DeploymentStrategy) {
+// SetStrategyDefaults fills in the defaults of a strategy, creating the parameters of its
+// type when they are missing. A custom flow that runs a built-in strategy as a step builds
+// a DeploymentStrategy of that type and defaults it the same way.
+func SetStrategyDefaults(s *DeploymentStrategy) {
 	if s.Type == "" {
 		s.Type = DeploymentStrategyTypeRolling
 	}
