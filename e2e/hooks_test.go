@@ -231,3 +231,27 @@ func eventsWithReason(t *testing.T, ns, reason string) []string {
 	}
 	return out
 }
+
+func TestHooksFailedPostHookWithAbortRollsBack(t *testing.T) {
+	requireController(t)
+	s := env.Given(t).DeploymentConfig(framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling))
+	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(2)
+
+	// When revision 2's pods come up but its post hook fails with Abort
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		framework.SetVersion(dc, 2)
+		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+			Post: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo end-to-end check failed; exit 1"),
+		}
+	}).
+		// Then the revision fails and the automatic rollback brings revision 1 back
+		Then().RevisionPhase(2, failed).RevisionReplicas(1, 2).RevisionReplicas(2, 0).ReadyPods(2)
+	env.WaitForPods(t, s.NS, "app=web", framework.RolloutTimeout, "only revision 1's pods", func(pods []*corev1.Pod) bool {
+		for _, p := range pods {
+			if p.Labels[stagehandv1.RevisionLabel] != "1" {
+				return false
+			}
+		}
+		return len(pods) == 2
+	})
+}
