@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+	"github.com/stagehand-dev/stagehand/internal/testutil"
 )
 
 // env is the local control plane of this package's integration tests; nil when the
@@ -35,9 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	_, statErr := os.Stat(filepath.Join(localcluster.DefaultBinDir(root), "kube-apiserver"))
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	if statErr == nil || ci {
+	if testutil.ControlPlaneMissing(localcluster.DefaultBinDir(root)) == "" || testutil.InCI() {
 		if env, err = framework.Start(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "controller integration tests:", err)
 			os.Exit(1)

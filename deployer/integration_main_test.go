@@ -1,6 +1,8 @@
 package deployer_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"io"
 	"log"
@@ -46,7 +48,10 @@ func runMain(m *testing.M) int {
 		}
 		return m.Run() // the integration tests skip; the unit tests run
 	}
-	dir := filepath.Join(os.TempDir(), "stagehand-it-deployer")
+	// Stable per checkout (the next run cleans up what a killed run left), distinct across
+	// checkouts on one machine.
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(os.TempDir(), "stagehand-it-deployer-"+hex.EncodeToString(sum[:4]))
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

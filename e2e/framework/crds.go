@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
 
@@ -20,11 +21,17 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // InstallCRDs creates or updates every CRD in deploy/crds and waits until each one is
 // Established. It uses the dynamic client, so the suite needs no apiextensions client.
 func (e *Env) InstallCRDs(ctx context.Context) error {
-	files, err := filepath.Glob(filepath.Join(e.RepoRoot, "deploy", "crds", "*.yaml"))
+	return InstallCRDs(ctx, e.Dynamic, e.RepoRoot)
+}
+
+// InstallCRDs installs the CRDs of <repoRoot>/deploy/crds with a dynamic client; package
+// tests that start a cluster of their own use it too.
+func InstallCRDs(ctx context.Context, dyn dynamic.Interface, repoRoot string) error {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "deploy", "crds", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no CRDs in deploy/crds (run make generate): %v", err)
 	}
-	client := e.Dynamic.Resource(crdResource)
+	client := dyn.Resource(crdResource)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -45,16 +52,16 @@ func (e *Env) InstallCRDs(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("installing CRD %s: %w", obj.GetName(), err)
 		}
-		if err := waitEstablished(ctx, e, obj.GetName()); err != nil {
+		if err := waitEstablished(ctx, dyn, obj.GetName()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func waitEstablished(ctx context.Context, e *Env, name string) error {
+func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		crd, err := e.Dynamic.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+		crd, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
