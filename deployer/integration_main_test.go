@@ -1,9 +1,9 @@
 package deployer_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"io"
 	"log"
 	"os"
