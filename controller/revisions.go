@@ -160,6 +160,12 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause v1alpha1.Deployme
 		}
 	}
 	selector.MatchLabels[v1alpha1.RevisionLabel] = revLabels[v1alpha1.RevisionLabel]
+	// Deployer and hook pods carry the config and revision labels too. Whatever selector the
+	// user chose, the revision's ReplicaSet must never adopt or count them.
+	selector.MatchExpressions = append(selector.MatchExpressions,
+		metav1.LabelSelectorRequirement{Key: v1alpha1.HookStageLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+		metav1.LabelSelectorRequirement{Key: v1alpha1.DeployerPodForLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+	)
 
 	template := dc.Spec.Template.DeepCopy()
 	if template.Labels == nil {
