@@ -34,6 +34,9 @@ func TestOutcome(t *testing.T) {
 		{name: "cancelled", err: fmt.Errorf("waiting: %w", strategies.ErrCancelled), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},
 		{name: "context cancelled", err: fmt.Errorf("scaling: %w", context.Canceled), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},
 		{name: "cancelled wins over a timeout", err: fmt.Errorf("%w: %w", strategies.ErrCancelled, &strategies.TimeoutError{}), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},
+		{name: "a custom flow's own reason and code", err: fmt.Errorf("gate: %w", &deployer.Failure{Reason: "CanaryCheckFailed", Message: "check failed", Code: v1alpha1.ExitHookAborted}), wantCode: v1alpha1.ExitHookAborted, wantReason: "CanaryCheckFailed"},
+		{name: "a custom failure defaults to exit 1 and Failed", err: &deployer.Failure{Message: "no"}, wantCode: v1alpha1.ExitFailed, wantReason: v1alpha1.ReasonFailed},
+		{name: "a custom failure wrapping a timeout keeps its own reason", err: &deployer.Failure{Reason: "GateTimedOut", Message: "slow", Err: &strategies.TimeoutError{}}, wantCode: v1alpha1.ExitFailed, wantReason: "GateTimedOut"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,18 +13,39 @@ import (
 // maxTerminationMessage keeps the message under the kubelet's 4 KiB limit.
 const maxTerminationMessage = 3500
 
+// Failure is the error a custom flow returns to end its rollout with a reason and an exit
+// code of its own, e.g. &Failure{Reason: "CanaryCheckFailed", Message: "..."}. The message
+// says what failed and what to do; it becomes the termination message.
+type Failure struct {
+	// Reason is an UpperCamelCase reason; empty means Failed.
+	Reason string
+	// Message is the termination message.
+	Message string
+	// Code is the exit code; 0 means ExitFailed (a Failure never completes a rollout).
+	Code v1alpha1.DeployerExitCode
+	// Err is the underlying error, if any, for errors.Is and errors.As.
+	Err error
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Unwrap returns the underlying error.
+func (f *Failure) Unwrap() error { return f.Err }
+
 // Outcome maps the error a rollout ended with to its exit code and reason. It is the only
 // place where errors become exit codes:
 //
 //	nil                                    0 Completed
 //	strategies.ErrUntilReached             0 Completed (stopped at --until)
 //	strategies.ErrCancelled, ctx cancelled 5 Cancelled
+//	*Failure                               its Code (default 1) and Reason (default Failed)
 //	*strategies.TimeoutError               4 TimedOut
 //	*strategies.HookFailedError            3 HookFailed
 //	*strategies.InvalidError               2 InvalidConfig
 //	anything else                          1 Failed
 func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 	var (
+		failure *Failure
 		timeout *strategies.TimeoutError
 		hook    *strategies.HookFailedError
 		invalid *strategies.InvalidError
@@ -34,6 +55,15 @@ func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 		return v1alpha1.ExitComplete, v1alpha1.ReasonCompleted
 	case errors.Is(err, strategies.ErrCancelled), errors.Is(err, context.Canceled):
 		return v1alpha1.ExitCancelled, v1alpha1.ReasonCancelled
+	case errors.As(err, &failure):
+		code, reason := failure.Code, failure.Reason
+		if code == v1alpha1.ExitComplete {
+			code = v1alpha1.ExitFailed
+		}
+		if reason == "" {
+			reason = v1alpha1.ReasonFailed
+		}
+		return code, reason
 	case errors.As(err, &timeout):
 		return v1alpha1.ExitTimedOut, v1alpha1.ReasonTimedOut
 	case errors.As(err, &hook):

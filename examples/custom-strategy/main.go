@@ -6,7 +6,7 @@
 //  2. Scale the new revision to 1 pod, the canary, and wait until it is available.
 //  3. Check it: GET $CHECK_URL must answer 2xx (skipped when CHECK_URL is unset).
 //  4. Passed: finish with the built-in Rolling strategy. Failed: scale the canary back to
-//     0, write the termination message with reason CanaryCheckFailed and exit 1.
+//     0 and end with a deployer.Failure: reason CanaryCheckFailed, exit code 1.
 //
 // See README.md and docs/custom-strategies.md.
 package main
@@ -14,12 +14,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"sync/atomic"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/deployer"
@@ -34,30 +31,11 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run is deployer.Main around the canary flow, plus the termination reason of a failed
-// check. deployer.Main writes the reason Failed for any error that is not one of the SDK's
-// typed errors, so after it returns, a failed check's message is written again with its
-// own reason. (The SDK could instead offer an error type that carries a reason; see
-// docs/custom-strategies.md.)
+// run is deployer.Main around the canary flow.
 func run(args []string) int {
-	var failure atomic.Pointer[string] // written by the flow's goroutine
-	flow := func(ctx context.Context, d *deployer.Deployer) error {
-		err := canary(ctx, d, http.DefaultClient)
-		var failed *CheckFailedError
-		if errors.As(err, &failed) {
-			msg := err.Error()
-			failure.Store(&msg)
-		}
-		return err
-	}
-	code := deployer.Main(name, args, flow)
-	if msg := failure.Load(); msg != nil && code == int(v1alpha1.ExitFailed) {
-		m := v1alpha1.TerminationMessage{Reason: ReasonCanaryCheckFailed, Message: *msg}
-		if err := deployer.WriteTerminationMessage(terminationMessagePath(args), m); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		}
-	}
-	return code
+	return deployer.Main(name, args, func(ctx context.Context, d *deployer.Deployer) error {
+		return canary(ctx, d, http.DefaultClient)
+	})
 }
 
 // canary is the flow: a canary pod, its check, then the built-in Rolling strategy.
@@ -97,20 +75,11 @@ func canary(ctx context.Context, d *deployer.Deployer, client *http.Client) erro
 	if d.Inputs.From != nil {
 		serving = d.Inputs.From.Name + " still serves"
 	}
-	return fmt.Errorf("the canary check of %s failed: %w. The canary was scaled back to 0 and %s. "+
-		"Fix the new version (see kubectl logs of its pods) or the check (CHECK_URL in spec.strategy.customParams.environment), then start a new rollout",
-		to.Name, err, serving)
-}
-
-// terminationMessagePath is where deployer.Main wrote the termination message: the
-// environment's path, or --termination-message-path. Main has already parsed and
-// checked args.
-func terminationMessagePath(args []string) string {
-	cfg, _ := deployer.LoadConfig() // Main reported any error
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Bool("version", false, "")
-	cfg.BindFlags(fs)
-	_ = fs.Parse(args)
-	return cfg.TerminationMessagePath
+	return &deployer.Failure{
+		Reason: ReasonCanaryCheckFailed,
+		Message: fmt.Sprintf("the canary check of %s failed: %v. The canary was scaled back to 0 and %s. "+
+			"Fix the new version (see kubectl logs of its pods) or the check (CHECK_URL in spec.strategy.customParams.environment), then start a new rollout",
+			to.Name, err, serving),
+		Err: err,
+	}
 }
