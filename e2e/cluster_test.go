@@ -278,3 +278,53 @@ func TestClusterGarbageCollectsPodsOfADeletedReplicaSet(t *testing.T) {
 	// Then the garbage collector removes its pods
 	env.WaitForPods(t, ns, "app=owned", podTimeout, "the owned pods to be gone", func(pods []*corev1.Pod) bool { return len(pods) == 0 })
 }
+
+func TestClusterRestartPoliciesRestartWithACount(t *testing.T) {
+	ns := env.Namespace(t)
+	// Given a pod that fails under OnFailure, and one that succeeds under Always
+	onFailure := testAppPod("on-failure", "exit", "1", "crashed")
+	onFailure.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	always := testAppPod("always", "exit", "0")
+	always.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	createPod(t, ns, onFailure)
+	createPod(t, ns, always)
+
+	// Then both are restarted, with a count and the last termination kept
+	for _, name := range []string{"on-failure", "always"} {
+		pod := env.WaitForPod(t, ns, name, podTimeout, name+" restarted twice", func(p *corev1.Pod) bool {
+			return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 2
+		})
+		last := pod.Status.ContainerStatuses[0].LastTerminationState.Terminated
+		require.NotNil(t, last, "%s: the last termination is kept", name)
+		if name == "on-failure" {
+			assert.Equal(t, int32(1), last.ExitCode)
+		} else {
+			assert.Equal(t, int32(0), last.ExitCode)
+		}
+		assert.NotEqual(t, corev1.PodSucceeded, pod.Status.Phase)
+		assert.NotEqual(t, corev1.PodFailed, pod.Status.Phase)
+	}
+
+	// And a pod that succeeds under OnFailure is not restarted
+	createPod(t, ns, func() *corev1.Pod {
+		p := testAppPod("done", "exit", "0")
+		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		return p
+	}())
+	done := env.WaitForPod(t, ns, "done", podTimeout, "pod done to finish", framework.PodFinished)
+	assert.Equal(t, corev1.PodSucceeded, done.Status.Phase)
+	assert.Zero(t, done.Status.ContainerStatuses[0].RestartCount)
+}
+
+func TestClusterActiveDeadlineFailsThePod(t *testing.T) {
+	ns := env.Namespace(t)
+	// Given a long-running pod with a 2 s deadline
+	pod := testAppPod("deadline", "serve")
+	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](2)
+	createPod(t, ns, pod)
+
+	// Then it ends Failed with reason DeadlineExceeded
+	failed := env.WaitForPod(t, ns, "deadline", podTimeout, "pod deadline to fail", framework.PodFinished)
+	assert.Equal(t, corev1.PodFailed, failed.Status.Phase)
+	assert.Equal(t, "DeadlineExceeded", failed.Status.Reason)
+}

@@ -3,8 +3,6 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,7 +19,7 @@ import (
 // runs the mapped binary directly, wherever the image keeps it.
 func TestMappedImageRunsShellCommandsAndAliases(t *testing.T) {
 	bin := requireControlPlane(t)
-	testapp := buildTestapp(t)
+	testapp := buildCommand(t, "./e2e/testapp", "stagehand-testapp")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// Given a cluster that maps example.com/mapped to testapp, also known as testapp-alias
@@ -81,23 +79,6 @@ func TestMappedImageRunsShellCommandsAndAliases(t *testing.T) {
 			assert.Regexp(t, tt.wantLog, string(log))
 		})
 	}
-}
-
-// buildTestapp builds e2e/testapp into a temporary folder, as stagehand-testapp.
-func buildTestapp(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is not in PATH (%v); it builds stagehand-testapp for this test", err)
-	}
-	root, err := FindRepoRoot()
-	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "stagehand-testapp")
-	build := exec.Command(goTool, "build", "-o", exe, "./e2e/testapp")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building stagehand-testapp:\n%s", out)
-	return exe
 }
 
 // createPod creates pod in the default namespace, retrying while its ServiceAccount does

@@ -75,7 +75,7 @@ func TestKilledTestBinaryLeavesNoProcessBehind(t *testing.T) {
 // `down` of a cluster that `up` started in the background stops all of it.
 func TestDownLeavesNoProcessOrPortOfADetachedCluster(t *testing.T) {
 	bin := requireControlPlane(t)
-	exe := buildLocalclusterCommand(t)
+	exe := buildCommand(t, "./e2e/localcluster/cmd/stagehand-localcluster", "stagehand-localcluster")
 	dir := t.TempDir()
 	t.Cleanup(func() {
 		if err := Down(dir); err != nil { // only does something when this test failed
@@ -115,23 +115,23 @@ func TestDownLeavesNoProcessOrPortOfADetachedCluster(t *testing.T) {
 	assert.Empty(t, pidFiles, "down removes the pid files")
 }
 
-// buildLocalclusterCommand builds stagehand-localcluster from this tree into a temporary
-// folder: `up` runs the node agent as `<that binary> agent`.
-func buildLocalclusterCommand(t *testing.T) string {
+// buildCommand builds the main package pkg of this tree into a temporary folder as name,
+// for tests that need a real binary (for example `up`, which runs `<binary> agent`).
+func buildCommand(t *testing.T, pkg, name string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("the go command is not in PATH (%v); it builds stagehand-localcluster for this test", err)
+		t.Skipf("the go command is not in PATH (%v); it builds %s for this test", err, name)
 	}
 	root, err := FindRepoRoot()
 	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "stagehand-localcluster")
+	exe := filepath.Join(t.TempDir(), name)
 	began := time.Now()
-	build := exec.Command(goTool, "build", "-o", exe, "./e2e/localcluster/cmd/stagehand-localcluster")
+	build := exec.Command(goTool, "build", "-o", exe, pkg)
 	build.Dir = root
 	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building stagehand-localcluster:\n%s", out)
-	t.Logf("built stagehand-localcluster in %s", time.Since(began).Round(time.Millisecond))
+	require.NoError(t, err, "building %s:\n%s", name, out)
+	t.Logf("built %s in %s", name, time.Since(began).Round(time.Millisecond))
 	return exe
 }
 
