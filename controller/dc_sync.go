@@ -30,6 +30,11 @@ import (
 //     reconciled (the newest Complete revision runs spec.replicas, the others 0) and old
 //     revisions are pruned.
 //  5. The status is written when it changed.
+//
+// A rollout request (the rollout-request annotation, see v1alpha1.RolloutRequest) joins
+// in at steps 3 and 2b: a pending Latest or Rollback request asks for a new revision like
+// a config change does, whatever the triggers; a pending Retry resets the Failed latest
+// revision to New once its old deployer and hook pods are gone.
 func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -68,10 +73,12 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 		}
 	}
 
+	req := c.rolloutRequest(dc)
+
 	// Step 1.
 	latest := findRevision(revs, dc.Status.LatestVersion)
 	if dc.Status.LatestVersion > 0 && latest == nil {
-		if latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc)); err != nil {
+		if latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc, req)); err != nil {
 			return err
 		}
 		revs = append(revs, latest)
@@ -96,8 +103,13 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 		return nil // the ReplicaSet updates bring the DC back with a fresh view
 	}
 
+	// Step 2b.
+	if !dc.Spec.Paused && pendingRetry(dc, latest, req) {
+		return c.retryRevision(ctx, dc, latest, req)
+	}
+
 	// Step 3.
-	if needsNewRevision(dc, latest) {
+	if needsNewRevision(dc, latest, req) {
 		if latest != nil && !revisionPhase(latest).IsTerminal() {
 			log.Info("Config changed while a rollout runs: superseding it")
 			return c.stopRevision(ctx, dc, latest, v1alpha1.ReasonSuperseded)
@@ -111,7 +123,7 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 				return requeueAfter(time.Second, "waiting for the previous deployer pod to go away")
 			}
 		}
-		return c.startRevision(ctx, cached, dc)
+		return c.startRevision(ctx, cached, dc, pendingCreate(dc, req))
 	}
 
 	// Step 4.
@@ -128,24 +140,24 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 	return c.updateStatus(ctx, cached, dc, revs, latest)
 }
 
-// needsNewRevision reports whether a ConfigChange trigger asks for a new revision: on
-// creation, or when the template differs from the latest revision's snapshot.
-func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) bool {
-	if dc.Spec.Paused || !hasConfigChangeTrigger(dc) {
+// needsNewRevision reports whether a new revision is due: a pending Latest or Rollback
+// request asks for one whatever the triggers; a ConfigChange trigger asks for one on
+// creation, or when the template differs from the latest revision's snapshot. Nothing
+// starts while the DC is paused.
+func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
+	if dc.Spec.Paused {
+		return false
+	}
+	if pendingCreate(dc, req) != nil {
+		return true
+	}
+	if !hasConfigChangeTrigger(dc) {
 		return false
 	}
 	if latest == nil {
 		return dc.Status.LatestVersion == 0
 	}
 	return templateChanged(dc, latest)
-}
-
-// causeOf is the cause recorded in the DC's status for its latest revision.
-func causeOf(dc *v1alpha1.DeploymentConfig) v1alpha1.DeploymentCauseType {
-	if d := dc.Status.Details; d != nil && len(d.Causes) > 0 {
-		return d.Causes[0].Type
-	}
-	return v1alpha1.DeploymentCauseConfigChange
 }
 
 func isSuperseded(rs *appsv1.ReplicaSet) bool {

@@ -8,6 +8,16 @@ const (
 	// MsgRevisionCreated takes the revision name and its cause.
 	MsgRevisionCreated = "Created revision %s (cause: %s)"
 
+	// EventRolloutRetried: a retry request reset the Failed latest revision to New.
+	EventRolloutRetried = "RolloutRetried"
+	// MsgRolloutRetried takes the revision name.
+	MsgRolloutRetried = "Revision %s is retried: its failed deployer and hook pods were deleted and it starts again"
+
+	// EventInvalidRolloutRequest: the rollout-request annotation could not be read.
+	EventInvalidRolloutRequest = "InvalidRolloutRequest"
+	// MsgInvalidRolloutRequest takes the error.
+	MsgInvalidRolloutRequest = "Ignoring the rollout request: %v. Remove the annotation, or make it again with kubectl stagehand rollout"
+
 	// EventRevisionSuperseded: a newer revision cancelled a running one.
 	EventRevisionSuperseded = "RolloutSuperseded"
 	// MsgRevisionSuperseded takes the revision name.

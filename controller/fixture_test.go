@@ -154,7 +154,7 @@ func testRevision(t *testing.T, dc *v1alpha1.DeploymentConfig, n int64, phase v1
 	t.Helper()
 	d := dc.DeepCopy()
 	v1alpha1.SetDefaults(d)
-	rs, err := newRevision(d, n, v1alpha1.DeploymentCauseConfigChange)
+	rs, err := newRevision(d, n, configChange(n))
 	require.NoError(t, err)
 	rs.Annotations[v1alpha1.PhaseAnnotation] = string(phase)
 	rs.Spec.Replicas = &replicas

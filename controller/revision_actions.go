@@ -16,17 +16,18 @@ import (
 
 // startRevision bumps latestVersion and then creates the new revision (see
 // syncDeploymentConfig for why in this order). cached is the DC from the cache, dc the
-// same with defaults applied.
-func (c *DeploymentConfigController) startRevision(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig) error {
+// same with defaults applied; req is the pending Latest or Rollback request, or nil for a
+// config change.
+func (c *DeploymentConfigController) startRevision(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
+	req *v1alpha1.RolloutRequest) error {
 	next := cached.Status.LatestVersion + 1
-	cause := v1alpha1.DeploymentCauseConfigChange
-	message := "config change"
-	if next == 1 {
-		message = "first rollout"
+	cause := configChange(next)
+	if req != nil {
+		cause = requestCause(req)
 	}
 	bump := cached.DeepCopy()
 	bump.Status.LatestVersion = next
-	bump.Status.Details = &v1alpha1.DeploymentDetails{Message: message, Causes: []v1alpha1.DeploymentCause{{Type: cause}}}
+	bump.Status.Details = &v1alpha1.DeploymentDetails{Message: cause.Message, Causes: []v1alpha1.DeploymentCause{{Type: cause.Type}}}
 	updated, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, bump, updateOptions())
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
@@ -41,7 +42,7 @@ func (c *DeploymentConfigController) startRevision(ctx context.Context, cached, 
 // createRevision creates revision n. An existing ReplicaSet of that name that this DC
 // controls is adopted as it is (a retry, or a cache that has not seen it yet).
 func (c *DeploymentConfigController) createRevision(ctx context.Context, dc *v1alpha1.DeploymentConfig, n int64,
-	cause v1alpha1.DeploymentCauseType) (*appsv1.ReplicaSet, error) {
+	cause revisionCause) (*appsv1.ReplicaSet, error) {
 	rs, err := newRevision(dc, n, cause)
 	if err != nil {
 		return nil, fatal(err)
@@ -61,8 +62,8 @@ func (c *DeploymentConfigController) createRevision(ctx context.Context, dc *v1a
 		return nil, fmt.Errorf("creating revision %s: %w", rs.Name, err)
 	}
 	c.metrics.rolloutStarted(string(dc.Spec.Strategy.Type))
-	c.recorder.Eventf(dc, corev1.EventTypeNormal, EventRevisionCreated, MsgRevisionCreated, created.Name, cause)
-	syncLog(c.log, dc.Namespace, dc.Name, created.Name).WithField("cause", cause).Info("Created revision")
+	c.recorder.Eventf(dc, corev1.EventTypeNormal, EventRevisionCreated, MsgRevisionCreated, created.Name, cause.Message)
+	syncLog(c.log, dc.Namespace, dc.Name, created.Name).WithField("cause", cause.Type).Info("Created revision")
 	return created, nil
 }
 
@@ -97,12 +98,7 @@ func deleteRevisionPods(ctx context.Context, kube kubernetesPods, rs *appsv1.Rep
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
 	}
-	hasHook, _ := labels.NewRequirement(v1alpha1.HookStageLabel, selection.Exists, nil)
-	selector := labels.SelectorFromSet(labels.Set{
-		v1alpha1.ConfigLabel:   rs.Labels[v1alpha1.ConfigLabel],
-		v1alpha1.RevisionLabel: rs.Labels[v1alpha1.RevisionLabel],
-	}).Add(*hasHook)
-	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: hookPodSelector(rs).String()})
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
 	}
@@ -115,6 +111,15 @@ func deleteRevisionPods(ctx context.Context, kube kubernetesPods, rs *appsv1.Rep
 		}
 	}
 	return nil
+}
+
+// hookPodSelector selects the hook pods of a revision.
+func hookPodSelector(rs *appsv1.ReplicaSet) labels.Selector {
+	hasHook, _ := labels.NewRequirement(v1alpha1.HookStageLabel, selection.Exists, nil)
+	return labels.SelectorFromSet(labels.Set{
+		v1alpha1.ConfigLabel:   rs.Labels[v1alpha1.ConfigLabel],
+		v1alpha1.RevisionLabel: rs.Labels[v1alpha1.RevisionLabel],
+	}).Add(*hasHook)
 }
 
 // deployerSettled asks the apiserver (not the cache) whether a terminal revision's

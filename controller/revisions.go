@@ -141,7 +141,7 @@ func hasConfigChangeTrigger(dc *v1alpha1.DeploymentConfig) bool {
 // newRevision builds revision n of dc (defaults applied) as DESIGN.md §4 describes it:
 // 0 replicas, the config and revision labels on the RS, its selector and its pod template,
 // the DC as controller owner, and the annotations with phase New.
-func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause v1alpha1.DeploymentCauseType) (*appsv1.ReplicaSet, error) {
+func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause revisionCause) (*appsv1.ReplicaSet, error) {
 	snapshot, err := json.Marshal(dc.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the config snapshot of %s: %w", dc.Name, err)
@@ -176,7 +176,7 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause v1alpha1.Deployme
 	}
 
 	replicas := int32(0)
-	return &appsv1.ReplicaSet{
+	rs := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: dc.Namespace,
@@ -185,7 +185,6 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause v1alpha1.Deployme
 				v1alpha1.PhaseAnnotation:           string(v1alpha1.RevisionPhaseNew),
 				v1alpha1.ConfigSnapshotAnnotation:  string(snapshot),
 				v1alpha1.DesiredReplicasAnnotation: strconv.FormatInt(int64(desiredReplicas(dc)), 10),
-				v1alpha1.CauseAnnotation:           string(cause),
 				v1alpha1.DeployerPodAnnotation:     v1alpha1.DeployerPodName(name),
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, dcKind)},
@@ -196,7 +195,9 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause v1alpha1.Deployme
 			Selector:        selector,
 			Template:        *template,
 		},
-	}, nil
+	}
+	cause.annotate(rs.Annotations)
+	return rs, nil
 }
 
 // desiredReplicas is spec.replicas of a DC with defaults applied.

@@ -27,7 +27,7 @@ func TestRevisionSelectorExcludesDeployerAndHookPods(t *testing.T) {
 			dc.Spec.Template.Labels[v1alpha1.ConfigLabel] = "web"
 			dc.Spec.Selector = tt.selector
 			v1alpha1.SetDefaults(dc)
-			rs, err := newRevision(dc, 3, v1alpha1.DeploymentCauseConfigChange)
+			rs, err := newRevision(dc, 3, configChange(3))
 			require.NoError(t, err)
 			selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 			require.NoError(t, err)

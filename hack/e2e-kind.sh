@@ -19,8 +19,11 @@ if ! docker info >/dev/null 2>&1; then
   exit 2
 fi
 
+make build # the suite runs bin/kubectl-stagehand
 IMAGE_TAG=$tag hack/images.sh
 docker build -f e2e/testapp/Dockerfile -t "stagehand/testapp:$tag" .
+# The rollback tests need distinct image names for the same app.
+for v in 2 3; do docker tag "stagehand/testapp:$tag" "stagehand/testapp:$tag-v$v"; done
 docker build -f examples/custom-strategy/Dockerfile -t "stagehand/example-strategy:$tag" .
 if ! kind get clusters | grep -qx "$cluster"; then
   kind create cluster --name "$cluster" --wait 120s
@@ -29,7 +32,7 @@ kubeconfig=$(mktemp)
 trap 'rm -f "$kubeconfig"' EXIT
 kind get kubeconfig --name "$cluster" >"$kubeconfig"
 kind load docker-image --name "$cluster" "stagehand/controller:$tag" "stagehand/deployer:$tag" \
-  "stagehand/testapp:$tag" "stagehand/example-strategy:$tag"
+  "stagehand/testapp:$tag" "stagehand/testapp:$tag-v2" "stagehand/testapp:$tag-v3" "stagehand/example-strategy:$tag"
 # Install deploy/ with this run's image tags.
 overlay=$(mktemp -d)
 trap 'rm -f "$kubeconfig"; rm -rf "$overlay"' EXIT

@@ -1,0 +1,158 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod"
+)
+
+// RolloutFailed is the error of Follow when the followed rollout fails.
+type RolloutFailed struct {
+	RevisionName string
+	// Reason is the revision's status-reason: "<Reason>: <message>".
+	Reason string
+}
+
+func (e *RolloutFailed) Error() string {
+	return fmt.Sprintf("revision %s failed: %s", e.RevisionName, e.Reason)
+}
+
+// FollowInterval is how often Follow reads the DC, its latest revision and its events.
+var FollowInterval = time.Second
+
+// Follow follows the latest rollout of a DC until it is Complete (nil) or Failed
+// (*RolloutFailed), writing its phase changes, the readiness of its pods and its hooks'
+// progress to out. When a newer revision supersedes the followed one, it follows that one.
+// ctx bounds the wait.
+func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
+	f := &follower{c: c, name: name, out: out, seen: map[string]bool{}}
+	for {
+		done, err := f.step(ctx)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			what := "the rollout"
+			if f.rs != "" {
+				what = "revision " + f.rs
+			}
+			return fmt.Errorf("stopped waiting for %s of deploymentconfig/%s (last seen: %s): %w", what, name, f.phase, ctx.Err())
+		case <-time.After(FollowInterval):
+		}
+	}
+}
+
+type follower struct {
+	c     *Client
+	name  string
+	out   io.Writer
+	rs    string // the followed revision
+	phase v1alpha1.RevisionPhase
+	ready string
+	seen  map[string]bool // hook events already printed, by UID and count
+}
+
+func (f *follower) step(ctx context.Context) (bool, error) {
+	st, err := f.c.Get(ctx, f.name)
+	if err != nil {
+		return false, err
+	}
+	rs := st.Latest()
+	if rs == nil {
+		return false, f.nothingComing(st)
+	}
+	if rs.Name != f.rs {
+		if f.rs != "" && !f.phase.IsTerminal() {
+			fmt.Fprintf(f.out, "revision %s was superseded by %s\n", f.rs, rs.Name)
+		}
+		f.rs, f.phase, f.ready = rs.Name, "", ""
+		fmt.Fprintf(f.out, "Following revision %s (cause: %s)\n", rs.Name, causeText(rs.Annotations))
+	}
+	if err := f.hookEvents(ctx, st.DC, rs); err != nil {
+		return false, err
+	}
+	phase := Phase(rs)
+	if phase != f.phase {
+		f.phase = phase
+		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, phase)
+	}
+	desired := rs.Annotations[v1alpha1.DesiredReplicasAnnotation]
+	ready := fmt.Sprintf("%d of %s pods ready", rs.Status.ReadyReplicas, desired)
+	if phase == v1alpha1.RevisionPhaseRunning && ready != f.ready {
+		f.ready = ready
+		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, ready)
+	}
+	switch phase {
+	case v1alpha1.RevisionPhaseComplete:
+		fmt.Fprintf(f.out, "revision %s is complete: %s\n", rs.Name, ready)
+		return true, nil
+	case v1alpha1.RevisionPhaseFailed:
+		return true, &RolloutFailed{RevisionName: rs.Name, Reason: rs.Annotations[v1alpha1.StatusReasonAnnotation]}
+	}
+	return false, nil
+}
+
+// nothingComing fails when the DC has no revision yet and none will start on its own.
+func (f *follower) nothingComing(st *State) error {
+	if st.DC.Status.LatestVersion > 0 || st.pendingRequest() != nil {
+		return nil // being created
+	}
+	if st.DC.Spec.Paused {
+		return errors.New(st.Name() + " has no revision and is paused: resume it (kubectl stagehand rollout resume " + st.Name() + ")")
+	}
+	for _, t := range st.DC.Spec.Triggers {
+		if t.Type == v1alpha1.DeploymentTriggerOnConfigChange || t.Type == v1alpha1.DeploymentTriggerOnImageChange {
+			return nil
+		}
+	}
+	return errors.New(st.Name() + " has no revision and no trigger that would start one: start it with kubectl stagehand rollout latest " + st.Name())
+}
+
+// hookEvents prints the hook events recorded on the DC since the revision was created.
+func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet) error {
+	list, err := f.c.Kube.CoreV1().Events(dc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		"involvedObject.name": dc.Name, "involvedObject.uid": string(dc.UID)}.String()})
+	if err != nil {
+		return fmt.Errorf("listing the events of %s: %w", dc.Name, err)
+	}
+	sort.SliceStable(list.Items, func(i, j int) bool { return eventTime(list.Items[i]).Before(eventTime(list.Items[j])) })
+	for _, e := range list.Items {
+		switch e.Reason {
+		case hookpod.ReasonHookStarted, hookpod.ReasonHookSucceeded, hookpod.ReasonHookFailed:
+		default:
+			continue
+		}
+		if eventTime(e).Before(rs.CreationTimestamp.Time) {
+			continue
+		}
+		key := fmt.Sprintf("%s/%d", e.UID, e.Count)
+		if f.seen[key] {
+			continue
+		}
+		f.seen[key] = true
+		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, e.Message)
+	}
+	return nil
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}

@@ -1,0 +1,65 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Logs copies the log of a revision's deployer pod to out; it carries the hooks' logs
+// too. revision 0 means the latest. With follow it waits for a deployer pod that is not
+// running yet and streams until the pod ends (or ctx does).
+func (c *Client) Logs(ctx context.Context, name string, revision int64, follow bool, out io.Writer) error {
+	st, err := c.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	if revision == 0 {
+		revision = st.DC.Status.LatestVersion
+	}
+	if revision == 0 {
+		return refused("%s has no revision yet", st.Name())
+	}
+	rs := st.Revision(revision)
+	if rs == nil {
+		return refused("revision %d of %s does not exist (kept: %s)", revision, st.Name(), st.summary())
+	}
+	pod := v1alpha1.DeployerPodName(rs.Name)
+	if follow && !Phase(rs).IsTerminal() {
+		if err := c.waitStarted(ctx, pod); err != nil {
+			return err
+		}
+	}
+	stream, err := c.Kube.CoreV1().Pods(c.Namespace).GetLogs(pod, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
+	if apierrors.IsNotFound(err) {
+		return refused("the deployer pod %s of revision %s is gone: a deployer pod is deleted when its revision is cancelled, superseded, retried or pruned", pod, rs.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the log of %s: %w", pod, err)
+	}
+	defer stream.Close()
+	_, err = io.Copy(out, stream)
+	return err
+}
+
+// waitStarted waits until the deployer pod exists and is past Pending.
+func (c *Client) waitStarted(ctx context.Context, pod string) error {
+	return wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		p, err := c.Kube.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the deployer pod %s: %w", pod, err)
+		}
+		return p.Status.Phase != corev1.PodPending, nil
+	})
+}

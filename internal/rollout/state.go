@@ -1,0 +1,170 @@
+// Package rollout is the one place where the kubectl plugin decides what a rollout
+// operation does: a manual rollout, cancel, retry, rollback, pause and resume, and the
+// history and progress it reads.
+//
+// It never creates or restarts a revision itself. The controller is the only writer of
+// revisions; an operation that needs one writes a rollout request (the annotation
+// stagehand.dev/rollout-request, v1alpha1.RolloutRequest) in one Update of the
+// DeploymentConfig that carries the resourceVersion it read, together with any spec
+// change (a rollback). A client that read a stale DeploymentConfig gets a conflict, reads
+// again and checks again, so two clients never act on different views. docs/cli.md tells
+// the whole protocol.
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/google/uuid"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Client runs rollout operations on the DeploymentConfigs of one namespace.
+type Client struct {
+	Kube      kubernetes.Interface
+	Stagehand stagehandclient.Interface
+	Namespace string
+	// NewID makes request IDs; nil means random UUIDs.
+	NewID func() string
+}
+
+func (c *Client) newID() string {
+	if c.NewID != nil {
+		return c.NewID()
+	}
+	return uuid.NewString()
+}
+
+// State is a DeploymentConfig with its revisions, read from the apiserver.
+type State struct {
+	DC *v1alpha1.DeploymentConfig
+	// Revisions are the DC's ReplicaSets, oldest first.
+	Revisions []*appsv1.ReplicaSet
+}
+
+// Get reads a DeploymentConfig and its revisions.
+func (c *Client) Get(ctx context.Context, name string) (*State, error) {
+	dc, err := c.Stagehand.StagehandV1alpha1().DeploymentConfigs(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("deploymentconfig %q not found in namespace %q", name, c.Namespace)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading deploymentconfig %s: %w", name, err)
+	}
+	list, err := c.Kube.AppsV1().ReplicaSets(c.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the revisions of %s: %w", name, err)
+	}
+	st := &State{DC: dc}
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if ref := metav1.GetControllerOfNoCopy(rs); ref == nil || ref.UID != dc.UID {
+			continue
+		}
+		if Number(rs) > 0 {
+			st.Revisions = append(st.Revisions, rs)
+		}
+	}
+	sort.Slice(st.Revisions, func(i, j int) bool { return Number(st.Revisions[i]) < Number(st.Revisions[j]) })
+	return st, nil
+}
+
+// Revision returns revision n, or nil when it does not exist (not yet, or pruned).
+func (s *State) Revision(n int64) *appsv1.ReplicaSet {
+	for _, rs := range s.Revisions {
+		if Number(rs) == n {
+			return rs
+		}
+	}
+	return nil
+}
+
+// Latest is the revision status.latestVersion names, or nil.
+func (s *State) Latest() *appsv1.ReplicaSet { return s.Revision(s.DC.Status.LatestVersion) }
+
+// Name is "deploymentconfig/<name>", the way kubectl names objects.
+func (s *State) Name() string { return "deploymentconfig/" + s.DC.Name }
+
+// Number is a revision's number, from its revision label; 0 when it has none.
+func Number(rs *appsv1.ReplicaSet) int64 {
+	n, err := strconv.ParseInt(rs.Labels[v1alpha1.RevisionLabel], 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// Phase is a revision's phase; a revision without the annotation is New.
+func Phase(rs *appsv1.ReplicaSet) v1alpha1.RevisionPhase {
+	if p := v1alpha1.RevisionPhase(rs.Annotations[v1alpha1.PhaseAnnotation]); p != "" {
+		return p
+	}
+	return v1alpha1.RevisionPhaseNew
+}
+
+// Snapshot decodes the spec that a revision ran (its config-snapshot annotation).
+func Snapshot(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
+	raw, ok := rs.Annotations[v1alpha1.ConfigSnapshotAnnotation]
+	if !ok {
+		return nil, fmt.Errorf("revision %s has no %s annotation, so its spec is unknown", rs.Name, v1alpha1.ConfigSnapshotAnnotation)
+	}
+	spec := &v1alpha1.DeploymentConfigSpec{}
+	if err := json.Unmarshal([]byte(raw), spec); err != nil {
+		return nil, fmt.Errorf("decoding the spec of revision %s: %w", rs.Name, err)
+	}
+	return spec, nil
+}
+
+// pendingRequest is the DC's rollout request when the controller has not acted on it yet.
+func (s *State) pendingRequest() *v1alpha1.RolloutRequest {
+	req, err := v1alpha1.ParseRolloutRequest(s.DC)
+	if err != nil || req == nil || req.LatestVersion != s.DC.Status.LatestVersion {
+		return nil
+	}
+	if req.Action != v1alpha1.RolloutRequestRetry {
+		return req
+	}
+	latest := s.Latest()
+	if latest != nil && Phase(latest) == v1alpha1.RevisionPhaseFailed && latest.Annotations[v1alpha1.RequestAnnotation] != req.ID {
+		return req
+	}
+	return nil
+}
+
+// inFlight explains why a rollout is in progress, or returns "".
+func (s *State) inFlight() string {
+	if req := s.pendingRequest(); req != nil {
+		return fmt.Sprintf("a %s request is waiting for the controller (revision %d)", req.Action, s.DC.Status.LatestVersion+1)
+	}
+	if s.DC.Status.LatestVersion == 0 {
+		return ""
+	}
+	latest := s.Latest()
+	if latest == nil {
+		return fmt.Sprintf("revision %d is being created", s.DC.Status.LatestVersion)
+	}
+	if p := Phase(latest); !p.IsTerminal() {
+		return fmt.Sprintf("revision %s is %s", latest.Name, p)
+	}
+	return ""
+}
+
+// Refused is an operation that the state does not allow; the message says why and what to do.
+type Refused struct{ Message string }
+
+func (e *Refused) Error() string { return e.Message }
+
+func refused(format string, args ...any) error {
+	return &Refused{Message: fmt.Sprintf(format, args...)}
+}
