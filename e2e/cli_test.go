@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -267,4 +268,34 @@ func TestCLIErrorsAreClear(t *testing.T) {
 	res = plugin(t, ns, "rollout", "history", "dc/web", "-o", "wide")
 	assert.Equal(t, 2, res.ExitCode)
 	assert.Contains(t, res.Stderr, "use json or yaml")
+}
+
+// The shipped user roles aggregate into edit and view: a namespace editor can run the
+// rollout commands, a viewer can read the history but is refused a rollout, with the
+// apiserver's reason.
+func TestCLIWorksForNamespaceEditorsThroughTheShippedRoles(t *testing.T) {
+	requireController(t)
+	ctx := context.Background()
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	s := env.Given(t).DeploymentConfig(dc)
+	for user, role := range map[string]string{"alice": "edit", "bob": "view"} {
+		_, err := env.Kube.RbacV1().RoleBindings(s.NS).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	s.When().Created().Then().RevisionPhase(1, complete)
+
+	res := pluginOK(t, s.NS, "--as", "alice", "rollout", "latest", "dc/web")
+	assert.Contains(t, res.Stdout, "rollout of revision 2 requested")
+	s.Then().RevisionPhase(2, complete)
+	pluginOK(t, s.NS, "--as", "alice", "rollout", "status", "dc/web")
+
+	res = pluginOK(t, s.NS, "--as", "bob", "rollout", "history", "dc/web")
+	assert.Contains(t, res.Stdout, "Manual")
+	res = plugin(t, s.NS, "--as", "bob", "rollout", "latest", "dc/web")
+	assert.Equal(t, 1, res.ExitCode, "%s", res)
+	assert.Contains(t, res.Stderr, `User "bob" cannot update resource "deploymentconfigs"`)
 }

@@ -2,13 +2,16 @@
 # make demo: starts the local control plane (bin/stagehand-localcluster up), installs
 # Stagehand from deploy/ (the controller runs the freshly built binary through the node
 # agent's image map), rolls out two revisions of examples/hello.yaml, then two of
-# examples/hooks.yaml with pre, mid and post hooks.
+# examples/hooks.yaml with pre, mid and post hooks, and ends with the kubectl plugin:
+# history and a rollback (undo).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bin=$root/bin
 kubectl=$(ls -d "$bin"/k8s-v*/kubectl | head -1)
 export KUBECONFIG=$root/.localcluster/kubeconfig
+# kubectl finds its plugins on the PATH: bin/kubectl-stagehand is `kubectl stagehand`.
+export PATH=$bin:$PATH
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
@@ -35,8 +38,7 @@ step "Waiting for the controller (deploy/controller, running the freshly built b
 
 step "Creating examples/hello.yaml: revision 1"
 "$kubectl" apply -f examples/hello.yaml
-"$kubectl" wait dc/hello --for=jsonpath='{.status.latestVersion}'=1 --timeout=60s >/dev/null
-"$kubectl" wait dc/hello --for=jsonpath='{.status.phase}'=Complete --timeout=120s
+"$kubectl" stagehand rollout status dc/hello --timeout=2m
 "$kubectl" get dc hello
 echo "The apiserver filled in the defaults:"
 "$kubectl" get dc hello -o jsonpath='{"  strategy: "}{.spec.strategy}{"\n  triggers: "}{.spec.triggers}{"\n"}'
@@ -44,7 +46,7 @@ echo "The apiserver filled in the defaults:"
 step "Changing the template: revision 2 rolls out"
 "$kubectl" patch dc hello --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"hello again"}]'
 "$kubectl" wait dc/hello --for=jsonpath='{.status.latestVersion}'=2 --timeout=60s >/dev/null
-"$kubectl" wait dc/hello --for=jsonpath='{.status.phase}'=Complete --timeout=120s
+"$kubectl" stagehand rollout status dc/hello --timeout=2m
 "$kubectl" get dc hello
 
 step "The revisions are ReplicaSets: revision 2 runs, revision 1 is kept at 0 for rollback"
@@ -53,7 +55,7 @@ step "The revisions are ReplicaSets: revision 2 runs, revision 1 is kept at 0 fo
 "$kubectl" get pods -l app=hello
 
 step "The deployer pod's log tells the story of revision 2"
-"$kubectl" logs hello-2-deploy
+"$kubectl" stagehand rollout logs dc/hello
 
 step "Hooks: examples/hooks.yaml (Recreate with pre, mid and post hooks)"
 "$kubectl" apply -f examples/hooks.yaml
@@ -61,9 +63,10 @@ step "Hooks: examples/hooks.yaml (Recreate with pre, mid and post hooks)"
 "$kubectl" wait dc/shop --for=jsonpath='{.status.phase}'=Complete --timeout=180s
 "$kubectl" patch dc shop --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"RELEASE","value":"2"}]}]'
 "$kubectl" wait dc/shop --for=jsonpath='{.status.latestVersion}'=2 --timeout=60s >/dev/null
-"$kubectl" wait dc/shop --for=jsonpath='{.status.phase}'=Complete --timeout=180s
+echo "kubectl stagehand rollout status follows the rollout and its hooks:"
+"$kubectl" stagehand rollout status dc/shop --timeout=3m
 echo "The deployer's log of revision 2 carries the hooks' output (the mid hook is the migration):"
-"$kubectl" logs shop-2-deploy
+"$kubectl" stagehand rollout logs dc/shop --revision 2
 echo
 echo "Every hook start and success is an event on the DeploymentConfig:"
 "$kubectl" get events --field-selector involvedObject.name=shop -o custom-columns='TYPE:.type,REASON:.reason,MESSAGE:.message' | grep -i hook | tail -6
@@ -84,5 +87,18 @@ then
   exit 1
 fi
 
-echo "The cluster keeps running. Use it with:  export KUBECONFIG=$KUBECONFIG"
+step "Operating rollouts: kubectl stagehand rollout history and undo"
+"$kubectl" stagehand rollout history dc/hello
+echo
+echo "A dry run shows what a rollback to the previous revision changes:"
+"$kubectl" stagehand rollout undo dc/hello --dry-run
+echo
+"$kubectl" stagehand rollout undo dc/hello
+"$kubectl" stagehand rollout status dc/hello --timeout=2m
+echo
+"$kubectl" stagehand rollout history dc/hello
+
+echo
+echo "The cluster keeps running. Use it with:  export KUBECONFIG=$KUBECONFIG PATH=$bin:\$PATH"
+echo "                                         kubectl stagehand rollout history dc/shop"
 echo "Stop it with:                            make cluster-down"

@@ -80,13 +80,13 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 		f.rs, f.phase, f.ready = rs.Name, "", ""
 		fmt.Fprintf(f.out, "Following revision %s (cause: %s)\n", rs.Name, causeText(rs.Annotations))
 	}
-	if err := f.hookEvents(ctx, st.DC, rs); err != nil {
-		return false, err
-	}
 	phase := Phase(rs)
 	if phase != f.phase {
 		f.phase = phase
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, phase)
+	}
+	if err := f.hookEvents(ctx, st.DC, rs); err != nil {
+		return false, err
 	}
 	desired := rs.Annotations[v1alpha1.DesiredReplicasAnnotation]
 	ready := fmt.Sprintf("%d of %s pods ready", rs.Status.ReadyReplicas, desired)
