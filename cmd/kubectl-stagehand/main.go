@@ -54,6 +54,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRolloutCommand(flags, streams))
+	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams))
 	return root
 }
