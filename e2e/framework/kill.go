@@ -44,12 +44,41 @@ func (e *Env) KillController(t *testing.T) {
 				}
 				t.Logf("killed the controller process (pid %d) with SIGKILL", pid)
 			}
+			e.replaceCrashLoopingController(t)
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no stagehand-controller process of this cluster ran within 90s\n%s", e.ControllerLogs())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// maxInPlaceRestarts bounds the in-place restarts of the controller's container. The node
+// agent, like a kubelet, doubles the wait before each restart (1 s, 2 s, 4 s, ...), and the
+// suite kills the controller on purpose many times across tests: beyond this count the
+// crashed pod is deleted so that the Deployment starts a fresh one, as a real cluster
+// would after the back-off reset. The kill itself stays a SIGKILL at a random moment.
+const maxInPlaceRestarts = 3
+
+func (e *Env) replaceCrashLoopingController(t *testing.T) {
+	t.Helper()
+	pods, err := e.Kube.CoreV1().Pods(ControllerNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: ControllerSelector})
+	if err != nil {
+		t.Fatalf("listing controller pods: %v", err)
+	}
+	for _, p := range pods.Items {
+		restarts := int32(0)
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts = max(restarts, cs.RestartCount)
+		}
+		if restarts < maxInPlaceRestarts || p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := e.Kube.CoreV1().Pods(p.Namespace).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatalf("deleting the crash-looping controller pod %s: %v", p.Name, err)
+		}
+		t.Logf("controller pod %s restarted %d times: deleted it, so that a fresh pod starts without back-off", p.Name, restarts)
 	}
 }
 
