@@ -29,6 +29,10 @@ build: ## Build the binaries into bin/: stagehand-controller, stagehand-deployer
 controlplane: ## Build etcd and the Kubernetes control plane for the local cluster into bin/k8s-v*/ (skipped when present).
 	hack/build-controlplane.sh
 
+.PHONY: registry
+registry: ## Install Debian's docker-registry for the local cluster's registry (skipped when on PATH; uses apt-get).
+	hack/install-registry.sh
+
 .PHONY: generate
 generate: ## Regenerate deepcopy, the clientset, listers, informers and the CRDs.
 	hack/update-codegen.sh
@@ -38,7 +42,7 @@ verify: ## Check that generated code is current, gofmt, go vet and golangci-lint
 	hack/verify.sh
 
 .PHONY: test
-test: build controlplane ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
+test: build controlplane registry ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
 	go test $(GO_TEST_FLAGS) -tags e2e ./...
 
 .PHONY: unit
@@ -46,12 +50,12 @@ unit: ## Run only the tests that need no cluster.
 	go test $(GO_TEST_FLAGS) ./api/... ./internal/... ./cmd/... ./controller/... ./deployer/... ./strategies/... ./hookpod/... ./images/...
 
 .PHONY: demo
-demo: build controlplane ## Start the local control plane, install Stagehand and show a DeploymentConfig.
+demo: build controlplane registry ## Start the local control plane, install Stagehand and show a DeploymentConfig.
 	hack/demo.sh
 
 .PHONY: cluster-up
-cluster-up: build controlplane ## Start the local cluster in .localcluster/ (then: export KUBECONFIG=$$PWD/.localcluster/kubeconfig).
-	$(BIN)/stagehand-localcluster up
+cluster-up: build controlplane registry ## Start the local cluster and its registry in .localcluster/ (then: eval "$$(bin/stagehand-localcluster env)").
+	$(BIN)/stagehand-localcluster up --registry
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster and every process it started.

@@ -83,9 +83,10 @@ func (e *Env) startLocal(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir:    filepath.Join(dir, "cluster"),
-		BinDir: localcluster.DefaultBinDir(e.RepoRoot),
-		Log:    logrus.NewEntry(log),
+		Dir:      filepath.Join(dir, "cluster"),
+		BinDir:   localcluster.DefaultBinDir(e.RepoRoot),
+		Registry: registryWanted(),
+		Log:      logrus.NewEntry(log),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local cluster (build it with `make controlplane`): %w", err)

@@ -42,6 +42,10 @@ type Options struct {
 	// ImageMap is image-map text, or the path of a file holding it.
 	// Default: DefaultImageMap(<repo>).
 	ImageMap string
+	// Registry also starts a container registry on loopback: Debian's docker-registry behind
+	// an auth proxy that protects the repositories under RegistryProtectedPrefix (see
+	// Cluster.Registry). hack/install-registry.sh installs docker-registry.
+	Registry bool
 	// Detach starts every process in its own session so that it outlives the caller, as
 	// `stagehand-localcluster up` needs. The node agent then runs as
 	// `<this executable> agent --dir <Dir>`, so only that command can detach.
@@ -60,6 +64,7 @@ type Cluster struct {
 	client     kubernetes.Interface
 	procs      []*process // in start order
 	agent      *inProcessAgent
+	registry   *Registry
 
 	stopOnce sync.Once
 	stopErr  error
@@ -131,9 +136,15 @@ func (c *Cluster) prepare() error {
 				b, c.opts.BinDir, err)
 		}
 	}
+	if c.opts.Registry {
+		if why := RegistryMissing(); why != "" {
+			return errors.New(why)
+		}
+	}
 	if err := checkNotRunning(c.layout); err != nil {
 		return err
 	}
+	removeRegistryInfo(c.layout) // left by a cluster that was killed
 	if n := killPodProcesses(c.layout.dir); n > 0 {
 		c.log.WithField("count", n).Warn("Killed pod processes left behind by an earlier run")
 	}
@@ -175,6 +186,16 @@ func (c *Cluster) start(ctx context.Context) error {
 	previous, _ := c.layout.readState() // keeps the apiserver port, so old kubeconfigs work
 	var pp portPicker
 	binary := func(name string) string { return filepath.Join(c.opts.BinDir, name) }
+
+	if c.opts.Registry {
+		r, err := startRegistry(ctx, c.layout, c.opts.Detach, &pp, c.log)
+		if err != nil {
+			return err
+		}
+		c.registry = r
+		c.state.Registry = r.Address
+		c.state.Ports.Registry, c.state.Ports.RegistryBackend = r.proxyPort, r.backendPort
+	}
 
 	err := c.launch(ctx, etcdName, binary(etcdName), etcdTimeout, func(int) ([]string, check, error) {
 		client, err := pp.pick(0)
@@ -284,6 +305,9 @@ func (c *Cluster) Stop() error {
 		if c.agent != nil {
 			errs = append(errs, c.agent.stop())
 		}
+		if c.registry != nil {
+			errs = append(errs, c.registry.Stop())
+		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			errs = append(errs, c.procs[i].stop())
 		}
@@ -304,6 +328,9 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfi
 
 // Dir is the cluster folder.
 func (c *Cluster) Dir() string { return c.layout.dir }
+
+// Registry is the cluster's registry, or nil when Options.Registry was not set.
+func (c *Cluster) Registry() *Registry { return c.registry }
 
 // NodeNames are the Nodes the agent serves.
 func (c *Cluster) NodeNames() []string { return nodeNames(c.state.Nodes) }

@@ -13,8 +13,14 @@ import (
 )
 
 // stopOrder is the order Down stops components in: the agent first, so it can stop its pods
-// while the control plane still runs; etcd last.
-var stopOrder = []string{agentName, schedulerName, controllerManagerName, apiserverName, etcdName}
+// while the control plane still runs; then the registry, if any, which nothing else needs;
+// etcd last.
+var stopOrder = []string{agentName, registryProxyName, registryName, schedulerName, controllerManagerName,
+	apiserverName, etcdName}
+
+// isRegistryComponent tells the registry's processes, which only some clusters run, from
+// those of every cluster.
+func isRegistryComponent(name string) bool { return name == registryName || name == registryProxyName }
 
 // Down stops the cluster recorded in dir's pid files, whoever started it: SIGTERM to each
 // process group, then SIGKILL after a few seconds. A pid file whose process has gone, or
@@ -50,6 +56,9 @@ func Down(dir string) error {
 		}
 	}
 	killPodProcesses(dir)
+	if len(errs) == 0 {
+		removeRegistryInfo(l)
+	}
 	return errors.Join(errs...)
 }
 

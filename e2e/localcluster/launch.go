@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
 // check reports nil once a component is healthy.
@@ -40,37 +42,48 @@ func (p *process) exitErr() error {
 	return stoppedError(p.name, err, p.logPath)
 }
 
-// launch starts one component and waits until healthy passes. prepare picks the ports and
-// returns the arguments and the health check for one attempt. When the component fails
-// because a port was taken in the meantime, launch tries again with new ports.
+// launch starts one component of the cluster and waits until healthy passes (see
+// launchProcess).
 func (c *Cluster) launch(ctx context.Context, name, binary string, timeout time.Duration,
 	prepare func(attempt int) ([]string, check, error)) error {
+	p, err := launchProcess(ctx, c.layout, c.opts.Detach, c.log, name, binary, timeout, prepare)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	return nil
+}
+
+// launchProcess starts one process and waits until healthy passes, or until it or one of
+// watch stops. prepare picks the ports and returns the arguments and the health check for
+// one attempt. When the process fails because a port was taken in the meantime,
+// launchProcess tries again with new ports.
+func launchProcess(ctx context.Context, l layout, detach bool, log *logrus.Entry, name, binary string,
+	timeout time.Duration, prepare func(attempt int) ([]string, check, error), watch ...stoppable) (*process, error) {
 	for attempt := 1; ; attempt++ {
 		args, healthy, err := prepare(attempt)
 		if err != nil {
-			return fmt.Errorf("preparing %s: %w", name, err)
+			return nil, fmt.Errorf("preparing %s: %w", name, err)
 		}
-		logOffset := fileSize(c.layout.logFile(name))
+		logOffset := fileSize(l.logFile(name))
 		began := time.Now()
-		p, err := startProcess(c.layout, name, c.opts.Detach, binary, args)
+		p, err := startProcess(l, name, detach, binary, args)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		c.procs = append(c.procs, p)
-		err = c.waitFor(ctx, name+" to become healthy", timeout, healthy, p)
+		err = waitUntil(ctx, name+" to become healthy", timeout, healthy, append([]stoppable{p}, watch...)...)
 		if err == nil {
-			c.log.WithFields(map[string]any{"pid": p.pid, "took": time.Since(began).Round(time.Millisecond)}).
+			log.WithFields(map[string]any{"pid": p.pid, "took": time.Since(began).Round(time.Millisecond)}).
 				Infof("Started %s", name)
-			return nil
+			return p, nil
 		}
 		if stopErr := p.stop(); stopErr != nil {
-			c.log.WithError(stopErr).Warnf("Stopping %s after a failed start", name)
+			log.WithError(stopErr).Warnf("Stopping %s after a failed start", name)
 		}
-		c.procs = c.procs[:len(c.procs)-1]
 		if attempt >= launchAttempts || !portTakenSince(p.logPath, logOffset) {
-			return err
+			return nil, err
 		}
-		c.log.WithField("attempt", attempt).Warnf("A port of %s was taken meanwhile; retrying on new ports", name)
+		log.WithField("attempt", attempt).Warnf("A port of %s was taken meanwhile; retrying on new ports", name)
 	}
 }
 

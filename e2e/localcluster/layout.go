@@ -31,6 +31,15 @@ func (l layout) componentKubeconfig(name string) string {
 	return l.path("pki", name+".kubeconfig")
 }
 
+// The registry's files: the address and the credentials at the top, for users; the rest in
+// distribution/.
+func (l layout) registryAddress() string     { return l.path("registry") }
+func (l layout) registryAuth() string        { return l.path("registry-auth.json") }
+func (l layout) registryConfig() string      { return l.path("distribution", "config.yml") }
+func (l layout) registryStorage() string     { return l.path("distribution", "storage") }
+func (l layout) registryHtpasswd() string    { return l.path("distribution", "htpasswd") }
+func (l layout) registryProxyConfig() string { return l.path("distribution", "proxy.json") }
+
 // state is what a start records in cluster.json, for `env`, `agent` and the next start.
 type state struct {
 	APIServerURL string `json:"apiServerURL"`
@@ -38,6 +47,8 @@ type state struct {
 	Nodes        int    `json:"nodes"`
 	BinDir       string `json:"binDir"`
 	Detached     bool   `json:"detached"`
+	// Registry is the registry's address when the cluster runs one.
+	Registry string `json:"registry,omitempty"`
 }
 
 // ports are the loopback ports in use, all picked free at start.
@@ -47,6 +58,8 @@ type ports struct {
 	APIServer         int `json:"apiServer"`
 	ControllerManager int `json:"controllerManager"`
 	Scheduler         int `json:"scheduler"`
+	Registry          int `json:"registry,omitempty"`        // the auth proxy
+	RegistryBackend   int `json:"registryBackend,omitempty"` // docker-registry
 }
 
 func (l layout) writeState(s state) error {
@@ -69,13 +82,18 @@ func (l layout) readState() (state, error) {
 	return s, nil
 }
 
-// EnvLines returns the shell lines that point kubectl at the cluster in dir.
+// EnvLines returns the shell lines that point kubectl at the cluster in dir, and name its
+// registry in $STAGEHAND_REGISTRY when one runs.
 func EnvLines(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
 	}
-	return fmt.Sprintf("export KUBECONFIG=%s\n", shellQuote(layout{dir: abs}.kubeconfig()))
+	lines := fmt.Sprintf("export KUBECONFIG=%s\n", shellQuote(layout{dir: abs}.kubeconfig()))
+	if addr := registryAddressIn(abs); addr != "" {
+		lines += fmt.Sprintf("export %s=%s\n", RegistryEnv, shellQuote(addr))
+	}
+	return lines
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.

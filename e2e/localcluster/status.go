@@ -13,7 +13,14 @@ import (
 // cluster (nothing to do) from a broken one (run `down` first).
 func Status(ctx context.Context, dir string) error {
 	l := layout{dir: dir}
+	st, err := l.readState()
+	if err != nil {
+		return err
+	}
 	for _, name := range stopOrder {
+		if isRegistryComponent(name) && st.Registry == "" {
+			continue
+		}
 		pid, alive, err := readPIDFile(l.pidFile(name))
 		if err != nil {
 			if os.IsNotExist(err) {

@@ -1,7 +1,8 @@
 // Command stagehand-localcluster runs the local control plane (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler and the node agent) in the background.
+// kube-controller-manager, kube-scheduler and the node agent), and optionally a container
+// registry, in the background.
 //
-//	stagehand-localcluster up   [--dir D] [--nodes N] [--image-map F] [--bin-dir B]
+//	stagehand-localcluster up   [--dir D] [--nodes N] [--image-map F] [--bin-dir B] [--registry]
 //	stagehand-localcluster down [--dir D]
 //	stagehand-localcluster env  [--dir D]
 //
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,6 +34,8 @@ commands:
   down   stop the cluster (succeeds when nothing runs)
   env    print the shell lines that point kubectl at the cluster
   agent  run the node agent in the foreground (started by up)
+  registry-proxy
+         run the registry's auth proxy in the foreground (started by up --registry)
 
 Run "stagehand-localcluster <command> -h" for the flags. The folder defaults to
 $STAGEHAND_LOCALCLUSTER_DIR, else .localcluster under the repository root.
@@ -59,6 +63,8 @@ func main() {
 		err = env(args)
 	case "agent":
 		err = agent(ctx, args)
+	case "registry-proxy":
+		err = registryProxy(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -96,6 +102,7 @@ func up(ctx context.Context, args []string) error {
 	nodes := fs.Int("nodes", 1, "number of Nodes the node agent serves")
 	imageMap := fs.String("image-map", "", "image map file, one pattern=path per line (default: the Stagehand images in <repo>/bin)")
 	binDir := fs.String("bin-dir", "", "folder with etcd and the Kubernetes binaries (default <repo>/bin/k8s-"+localcluster.KubernetesVersion+")")
+	registry := fs.Bool("registry", false, "also start a container registry on loopback (needs docker-registry: hack/install-registry.sh)")
 	_ = fs.Parse(args)
 	dir, err := dirOf()
 	if err != nil {
@@ -107,13 +114,17 @@ func up(ctx context.Context, args []string) error {
 		}
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: dir, BinDir: *binDir, Nodes: *nodes, ImageMap: *imageMap, Detach: true,
+		Dir: dir, BinDir: *binDir, Nodes: *nodes, ImageMap: *imageMap, Registry: *registry, Detach: true,
 		Log: logrus.NewEntry(logrus.StandardLogger()),
 	})
 	if errors.Is(err, localcluster.ErrAlreadyRunning) {
 		if statusErr := localcluster.Status(ctx, dir); statusErr != nil {
 			return fmt.Errorf("%w; it looks broken (%w): run `stagehand-localcluster down --dir %s`",
 				err, statusErr, dir)
+		}
+		if _, regErr := localcluster.LoadRegistry(dir); *registry && regErr != nil {
+			return fmt.Errorf("a local cluster without a registry already runs in %s: run `stagehand-localcluster down --dir %s`, then `up --registry`",
+				dir, dir)
 		}
 		logrus.WithField("dir", dir).Info("The local cluster is already running")
 		fmt.Print(localcluster.EnvLines(dir))
@@ -123,6 +134,10 @@ func up(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("kubeconfig: %s\n", c.KubeconfigPath())
+	if r := c.Registry(); r != nil {
+		fmt.Printf("registry: %s (%s/* needs the credentials in %s)\n",
+			r.Address, strings.TrimSuffix(r.ProtectedPrefix, "/"), filepath.Join(dir, "registry-auth.json"))
+	}
 	fmt.Print(localcluster.EnvLines(dir))
 	return nil
 }
@@ -167,4 +182,14 @@ func agent(ctx context.Context, args []string) error {
 		return errors.New("agent needs --dir")
 	}
 	return localcluster.RunAgent(ctx, *dir, logrus.WithField("component", "nodeagent"))
+}
+
+func registryProxy(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("registry-proxy", flag.ExitOnError)
+	dir := fs.String("dir", "", "cluster folder written by up (required)")
+	_ = fs.Parse(args)
+	if *dir == "" {
+		return errors.New("registry-proxy needs --dir")
+	}
+	return localcluster.RunRegistryProxy(ctx, *dir, logrus.WithField("component", "registry-proxy"))
 }

@@ -1,0 +1,63 @@
+package framework
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+)
+
+// registryWanted reports whether the local cluster starts its registry: when docker-registry
+// is installed, and always in CI (CI=true), where a missing one must fail the suite rather
+// than skip the tests that push images. `make test` installs it (hack/install-registry.sh).
+func registryWanted() bool {
+	ci, _ := strconv.ParseBool(os.Getenv("CI"))
+	return ci || localcluster.RegistryMissing() == ""
+}
+
+// Registry returns the local cluster's container registry: its address (plain HTTP on
+// 127.0.0.1), and the credentials that the repositories under its ProtectedPrefix need.
+// It is nil on a cluster given by E2E_KUBECONFIG, and on a local cluster started without
+// docker-registry installed (outside CI).
+func (e *Env) Registry() *localcluster.Registry {
+	if e.cluster == nil {
+		return nil
+	}
+	return e.cluster.Registry()
+}
+
+// RequireRegistry returns the registry, or skips the test, with the reason, when there is
+// none (see Registry).
+func (e *Env) RequireRegistry(t *testing.T) *localcluster.Registry {
+	t.Helper()
+	r := e.Registry()
+	switch {
+	case r != nil:
+		return r
+	case e.cluster == nil:
+		t.Skip("no registry: the cluster comes from " + KubeconfigEnv + ", and the suite's registry runs only on its local cluster")
+	default:
+		t.Skip(localcluster.RegistryMissing())
+	}
+	return nil
+}
+
+// CreatePullSecret creates a kubernetes.io/dockerconfigjson Secret called name in namespace,
+// with the credentials of the registry's protected repositories, for a DeploymentConfig's
+// pod template (imagePullSecrets) or a ServiceAccount. It skips the test when there is no
+// registry.
+func (e *Env) CreatePullSecret(t *testing.T, namespace, name string) *corev1.Secret {
+	t.Helper()
+	r := e.RequireRegistry(t)
+	secret, err := r.PullSecret(namespace, name)
+	require.NoError(t, err)
+	created, err := e.Kube.CoreV1().Secrets(namespace).Create(context.Background(), secret, metav1.CreateOptions{})
+	require.NoError(t, err, "creating pull secret %s/%s", namespace, name)
+	return created
+}
