@@ -123,7 +123,7 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 				return requeueAfter(time.Second, "waiting for the previous deployer pod to go away")
 			}
 		}
-		return c.startRevision(ctx, cached, dc, pendingCreate(dc, req))
+		return c.startRevision(ctx, cached, dc, latest, pendingCreate(dc, req))
 	}
 
 	// Step 4.
@@ -141,9 +141,10 @@ func (c *DeploymentConfigController) syncDeploymentConfig(ctx context.Context, k
 }
 
 // needsNewRevision reports whether a new revision is due: a pending Latest or Rollback
-// request asks for one whatever the triggers; a ConfigChange trigger asks for one on
-// creation, or when the template differs from the latest revision's snapshot. Nothing
-// starts while the DC is paused.
+// request asks for one whatever the triggers. The first revision starts once every
+// ImageChange trigger has resolved. After that, a template that differs from the latest
+// revision's snapshot starts one when there is a ConfigChange trigger, or when an image
+// trigger pinned a new digest. Nothing starts while the DC is paused.
 func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
 	if dc.Spec.Paused {
 		return false
@@ -151,13 +152,16 @@ func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, 
 	if pendingCreate(dc, req) != nil {
 		return true
 	}
-	if !hasConfigChangeTrigger(dc) {
+	if latest == nil {
+		if dc.Status.LatestVersion != 0 || (!hasConfigChangeTrigger(dc) && len(imageTriggers(dc)) == 0) {
+			return false
+		}
+		return len(imagesWaiting(dc)) == 0
+	}
+	if !templateChanged(dc, latest) {
 		return false
 	}
-	if latest == nil {
-		return dc.Status.LatestVersion == 0
-	}
-	return templateChanged(dc, latest)
+	return hasConfigChangeTrigger(dc) || firedImageTrigger(dc, latest) != nil
 }
 
 func isSuperseded(rs *appsv1.ReplicaSet) bool {

@@ -13,6 +13,16 @@ const (
 	// MsgRolloutRetried takes the revision name.
 	MsgRolloutRetried = "Revision %s is retried: its failed deployer and hook pods were deleted and it starts again"
 
+	// EventImageTriggered: an ImageChange trigger pinned a new digest into the template.
+	EventImageTriggered = "ImageTriggered"
+	// MsgImageTriggered takes the list of "<tag> is now <repo@sha256:...>".
+	MsgImageTriggered = "New image digest pinned: %s"
+
+	// EventImageResolveFailed: a watched tag could not be resolved (Warning).
+	EventImageResolveFailed = "ImageResolveFailed"
+	// MsgImageResolveFailed takes the tag and the registry's error.
+	MsgImageResolveFailed = "Cannot resolve %s: %s. Check the image name, the registry, and the pull secrets of the pods (imagePullSecrets)"
+
 	// EventInvalidRolloutRequest: the rollout-request annotation could not be read.
 	EventInvalidRolloutRequest = "InvalidRolloutRequest"
 	// MsgInvalidRolloutRequest takes the error.

@@ -29,9 +29,12 @@ type Options struct {
 	Workers int
 	// Resync is the informers' resync period; 0 disables it.
 	Resync time.Duration
+	// Triggers configure the polling of the ImageChange triggers.
+	Triggers TriggerOptions
 }
 
-// Manager runs the DeploymentConfig and deployer-pod controllers over shared informers.
+// Manager runs the DeploymentConfig, deployer-pod and image-trigger controllers over
+// shared informers.
 type Manager struct {
 	factories []interface {
 		Start(stopCh <-chan struct{})
@@ -43,6 +46,7 @@ type Manager struct {
 
 	DeploymentConfigs *DeploymentConfigController
 	DeployerPods      *DeployerPodController
+	Triggers          *TriggerController
 }
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
@@ -79,10 +83,15 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if err != nil {
 		return nil, err
 	}
+	triggerController, err := NewTriggerController(kube, stagehand, inf, opts.Triggers, log)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		workers:           opts.Workers,
 		DeploymentConfigs: dcController,
 		DeployerPods:      podController,
+		Triggers:          triggerController,
 	}
 	m.factories = append(m.factories, revisions, deployerPods, access, dcs)
 	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(),
@@ -104,6 +113,7 @@ func (m *Manager) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { m.DeploymentConfigs.Run(ctx, m.workers) })
 	wg.Go(func() { m.DeployerPods.Run(ctx, m.workers) })
+	wg.Go(func() { m.Triggers.Run(ctx, m.workers) })
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), m.synced...) {
 			m.ready.Store(true)

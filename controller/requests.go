@@ -19,7 +19,18 @@ type revisionCause struct {
 	Type       v1alpha1.DeploymentCauseType
 	RollbackTo int64  // for a rollback: the revision whose spec it runs
 	RequestID  string // for a manual rollout or a rollback: the request's ID
+	ImageFrom  string // for an image change: the watched tag
+	ImageTo    string // for an image change: the digest reference it moved to
 	Message    string // status.details.message
+}
+
+// details is the status.details of a revision with this cause.
+func (c revisionCause) details() *v1alpha1.DeploymentDetails {
+	cause := v1alpha1.DeploymentCause{Type: c.Type}
+	if c.ImageFrom != "" {
+		cause.ImageTrigger = &v1alpha1.DeploymentCauseImageTrigger{From: v1alpha1.ImageReference{Image: c.ImageFrom}}
+	}
+	return &v1alpha1.DeploymentDetails{Message: c.Message, Causes: []v1alpha1.DeploymentCause{cause}}
 }
 
 // configChange is the cause of a revision that the ConfigChange trigger starts.
@@ -52,6 +63,14 @@ func causeOf(dc *v1alpha1.DeploymentConfig, req *v1alpha1.RolloutRequest) revisi
 	c := configChange(dc.Status.LatestVersion)
 	if d := dc.Status.Details; d != nil && len(d.Causes) > 0 {
 		c.Type, c.Message = d.Causes[0].Type, d.Message
+		if it := d.Causes[0].ImageTrigger; it != nil {
+			c.ImageFrom = it.From.Image
+			for _, p := range imageTriggers(dc) {
+				if p.From.Image == c.ImageFrom {
+					c.ImageTo = p.LastTriggeredImage
+				}
+			}
+		}
 	}
 	if req != nil && req.Action != v1alpha1.RolloutRequestRetry &&
 		req.LatestVersion+1 == dc.Status.LatestVersion && req.Cause() == c.Type {
@@ -68,6 +87,9 @@ func (c revisionCause) annotate(annotations map[string]string) {
 	}
 	if c.RollbackTo > 0 {
 		annotations[v1alpha1.RollbackToAnnotation] = strconv.FormatInt(c.RollbackTo, 10)
+	}
+	if c.ImageFrom != "" {
+		annotations[v1alpha1.ImageTriggerAnnotation] = c.ImageFrom + " -> " + c.ImageTo
 	}
 }
 

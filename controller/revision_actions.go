@@ -16,18 +16,18 @@ import (
 
 // startRevision bumps latestVersion and then creates the new revision (see
 // syncDeploymentConfig for why in this order). cached is the DC from the cache, dc the
-// same with defaults applied; req is the pending Latest or Rollback request, or nil for a
-// config change.
+// same with defaults applied; latest is the latest revision (nil for the first); req is
+// the pending Latest or Rollback request, or nil when a trigger starts the revision.
 func (c *DeploymentConfigController) startRevision(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
-	req *v1alpha1.RolloutRequest) error {
+	latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) error {
 	next := cached.Status.LatestVersion + 1
-	cause := configChange(next)
+	cause := automaticCause(dc, latest, next)
 	if req != nil {
 		cause = requestCause(req)
 	}
 	bump := cached.DeepCopy()
 	bump.Status.LatestVersion = next
-	bump.Status.Details = &v1alpha1.DeploymentDetails{Message: cause.Message, Causes: []v1alpha1.DeploymentCause{{Type: cause.Type}}}
+	bump.Status.Details = cause.details()
 	updated, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, bump, updateOptions())
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)

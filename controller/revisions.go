@@ -106,15 +106,7 @@ func newestComplete(revs []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
 
 // snapshotSpec decodes a revision's config-snapshot annotation.
 func snapshotSpec(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
-	raw, ok := rs.Annotations[v1alpha1.ConfigSnapshotAnnotation]
-	if !ok {
-		return nil, fmt.Errorf("revision %s has no %s annotation", rs.Name, v1alpha1.ConfigSnapshotAnnotation)
-	}
-	spec := &v1alpha1.DeploymentConfigSpec{}
-	if err := json.Unmarshal([]byte(raw), spec); err != nil {
-		return nil, fmt.Errorf("decoding the config snapshot of revision %s: %w", rs.Name, err)
-	}
-	return spec, nil
+	return v1alpha1.RevisionSnapshot(rs)
 }
 
 // templateChanged reports whether the DC's template (defaults applied) differs

@@ -55,6 +55,8 @@ func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (meta
 	switch {
 	case dc.Spec.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1alpha1.ReasonPaused, "the DeploymentConfig is paused; no new revision starts until it is resumed"
+	case latest == nil && dc.Status.LatestVersion == 0 && len(imagesWaiting(dc)) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1alpha1.ReasonWaitingForImages, waitingForImagesMessage(imagesWaiting(dc))
 	case latest == nil:
 		return c, false
 	default:

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -46,14 +47,15 @@ func controllerDeployerImage(t *testing.T) string {
 
 // convertManifest runs kubectl stagehand convert on an OpenShift manifest of testdata,
 // with the suite's test app image, and requires exit 0.
-func convertManifest(t *testing.T, ns, file string) framework.PluginResult {
+func convertManifest(t *testing.T, ns, file string, flags ...string) framework.PluginResult {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "openshift", file))
 	require.NoError(t, err)
 	require.Contains(t, string(data), manifestTestApp, "every manifest runs the test app")
 	path := filepath.Join(t.TempDir(), file)
 	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(string(data), manifestTestApp, images.TestApp)), 0o644))
-	res, err := env.Plugin(context.Background(), ns, nil, "convert", "-f", path, "--deployer-image", controllerDeployerImage(t))
+	args := append([]string{"convert", "-f", path, "--deployer-image", controllerDeployerImage(t)}, flags...)
+	res, err := env.Plugin(context.Background(), ns, nil, args...)
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "%s", res)
 	t.Logf("kubectl stagehand convert -f %s: notes on stderr:\n%s", file, res.Stderr)
@@ -153,29 +155,6 @@ func TestConvertOpenShiftManifestsRollOut(t *testing.T) {
 			},
 		},
 		{
-			file:     "image-trigger.yaml",
-			dc:       "storefront",
-			replicas: 2,
-			wantStderr: []string{
-				"warning: deploymentconfig/storefront: spec.triggers[0].imageChangeParams.from: ImageStreamTag testapp:e2e became registry.invalid/testapp:e2e",
-				"replace registry.invalid with the registry that holds the image, or convert again with --registry",
-				"note: deploymentconfig/storefront: spec.triggers[0].imageChangeParams.lastTriggeredImage: dropped",
-			},
-			then: func(t *testing.T, s *framework.Given) {
-				s.Then().ReadyPods(2)
-				dc := s.Get()
-				require.Len(t, dc.Spec.Triggers, 2)
-				assert.Equal(t, stagehandv1.DeploymentTriggerPolicy{Type: stagehandv1.DeploymentTriggerOnImageChange, ImageChangeParams: &stagehandv1.DeploymentTriggerImageChangeParams{
-					Automatic: true, ContainerNames: []string{"storefront"}, From: stagehandv1.ImageReference{Image: "registry.invalid/testapp:e2e"},
-				}}, dc.Spec.Triggers[0])
-				assert.Equal(t, stagehandv1.DeploymentTriggerOnConfigChange, dc.Spec.Triggers[1].Type)
-				assert.Equal(t, images.TestApp, dc.Spec.Template.Spec.Containers[0].Image, "a container image that is set stays")
-				require.NotNil(t, dc.Status.Details)
-				require.NotEmpty(t, dc.Status.Details.Causes)
-				assert.Equal(t, stagehandv1.DeploymentCauseConfigChange, dc.Status.Details.Causes[0].Type, "the ConfigChange trigger made revision 1")
-			},
-		},
-		{
 			file:     "test-mode.yaml",
 			dc:       "checkout",
 			replicas: 0,
@@ -231,4 +210,36 @@ spec: {to: {kind: Service, name: web}}
 	assert.NotEqual(t, 0, res.ExitCode, "%s", res)
 	assert.Contains(t, res.Stderr, "no DeploymentConfig (apps.openshift.io/v1) in the input: found Service, Route", "%s", res)
 	assert.Empty(t, strings.TrimSpace(res.Stdout), "nothing to apply")
+}
+
+// An ImageStreamTag trigger needs its registry filled in: converted as is, the config waits
+// for a tag that cannot resolve and says why; converted with --registry, it rolls out the
+// tag's digest.
+func TestConvertImageTriggerWaitsUntilTheRegistryIsFilledIn(t *testing.T) {
+	requireController(t)
+	reg := env.RequireRegistry(t)
+	s := env.Given(t).DeploymentConfig(&stagehandv1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "storefront"}})
+
+	// Given the manifest converted without --registry
+	res := convertManifest(t, s.NS, "image-trigger.yaml")
+	assert.Contains(t, res.Stderr, "warning: deploymentconfig/storefront: spec.triggers[0].imageChangeParams.from: ImageStreamTag testapp:e2e became registry.invalid/testapp:e2e")
+	assert.Contains(t, res.Stderr, "replace registry.invalid with the registry that holds the image, or convert again with --registry")
+	assert.Contains(t, res.Stderr, "note: deploymentconfig/storefront: spec.triggers[0].imageChangeParams.lastTriggeredImage: dropped")
+
+	// When it is applied, then it waits for the placeholder registry, saying so
+	applyConverted(t, s.NS, res)
+	s.Then().DeploymentConfig("ImagesResolved False for registry.invalid", func(dc *stagehandv1.DeploymentConfig) bool {
+		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "registry.invalid/testapp:e2e")
+	})
+	assert.Equal(t, int64(0), s.Get().Status.LatestVersion, "no rollout of a tag that never resolved")
+
+	// When it is converted again with the registry and applied, then the digest rolls out
+	pinned := func() string { _, p := pushRandom(t, reg.Image("testapp:e2e")); return p }()
+	applyConverted(t, s.NS, convertManifest(t, s.NS, "image-trigger.yaml", "--registry", reg.Address))
+	s.Then().RevisionPhase(1, complete).ReadyPods(2)
+	dc := s.Get()
+	assert.Equal(t, reg.Image("testapp:e2e"), dc.Spec.Triggers[0].ImageChangeParams.From.Image)
+	assert.Equal(t, pinned, dc.Spec.Template.Spec.Containers[0].Image, "the container is pinned to the tag's digest")
+	assert.Equal(t, stagehandv1.DeploymentTriggerOnConfigChange, dc.Spec.Triggers[1].Type)
 }

@@ -51,6 +51,9 @@ const (
 	StatusReasonAnnotation = GroupName + "/status-reason"
 	// DeployerPodAnnotation holds the name of the revision's deployer pod.
 	DeployerPodAnnotation = GroupName + "/deployer-pod"
+	// ImageTriggerAnnotation on a revision caused by an image change holds the watched tag
+	// and the digest reference it moved to: "<tag> -> <repo@sha256:...>".
+	ImageTriggerAnnotation = GroupName + "/image-trigger"
 )
 
 // Condition types of a DeploymentConfig.
@@ -59,6 +62,16 @@ const (
 	ConditionAvailable = "Available"
 	// ConditionProgressing tells how the latest rollout goes.
 	ConditionProgressing = "Progressing"
+	// ConditionImagesResolved is True when every ImageChange trigger's tag resolved at its
+	// last check; it only exists on a DC with ImageChange triggers.
+	ConditionImagesResolved = "ImagesResolved"
+)
+
+// Reasons of the ImagesResolved condition.
+const (
+	ReasonImagesResolved = "Resolved"
+	ReasonImagesPending  = "WaitingForFirstCheck"
+	ReasonRegistryError  = "RegistryError"
 )
 
 // Reasons of the Progressing condition.
@@ -68,4 +81,6 @@ const (
 	ReasonRolloutFailed        = "RolloutFailed"
 	ReasonRolloutCancelled     = "RolloutCancelled"
 	ReasonPaused               = "Paused"
+	// ReasonWaitingForImages: the first rollout waits until every ImageChange trigger resolved.
+	ReasonWaitingForImages = "WaitingForImages"
 )

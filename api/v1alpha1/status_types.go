@@ -48,7 +48,16 @@ type DeploymentConfigStatus struct {
 	// +optional
 	Details *DeploymentDetails `json:"details,omitempty"`
 
-	// Conditions are Available and Progressing.
+	// TriggerImages are what the tags of the ImageChange triggers resolved to, one entry
+	// per watched tag, written by the trigger controller. With automatic: false this is
+	// where a new digest shows up without a rollout.
+	// +listType=map
+	// +listMapKey=from
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	TriggerImages []TriggerImageStatus `json:"triggerImages,omitempty"`
+
+	// Conditions are Available, Progressing and, with ImageChange triggers, ImagesResolved.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -98,4 +107,23 @@ type DeploymentCauseImageTrigger struct {
 	// From is the watched tag.
 	// +required
 	From ImageReference `json:"from"`
+}
+
+// TriggerImageStatus is the latest resolution of one watched tag.
+type TriggerImageStatus struct {
+	// From is the watched tag, as in spec.triggers[].imageChangeParams.from.image.
+	// +kubebuilder:validation:MaxLength=512
+	// +required
+	From string `json:"from"`
+
+	// Image is the digest reference (repo@sha256:...) the tag resolved to at the last
+	// successful check; empty until the tag resolved once.
+	// +kubebuilder:validation:MaxLength=600
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Error is why the last check failed (the registry's answer); empty after a success.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Error string `json:"error,omitempty"`
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -30,6 +31,11 @@ type config struct {
 	MetricsAddr    string        `envconfig:"METRICS_ADDR" default:":8080"`
 	LogFormat      string        `envconfig:"LOG_FORMAT" default:"text"`
 	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info"`
+
+	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
+	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
+	RegistryBurst      int           `envconfig:"REGISTRY_BURST" default:"5"`
+	InsecureRegistries []string      `envconfig:"INSECURE_REGISTRIES"`
 }
 
 // defaultDeployerImage is the built-in deployer image of this build.
@@ -60,8 +66,25 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "address of /metrics, /healthz and /readyz; empty disables")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn or error")
+	fs.DurationVar(&cfg.ImagePollInterval, "image-poll-interval", cfg.ImagePollInterval, "how often each tag of an ImageChange trigger is checked (with 10% jitter)")
+	fs.Float64Var(&cfg.RegistryQPS, "registry-qps", cfg.RegistryQPS, "requests per second to one registry, shared by every watched tag on it")
+	fs.IntVar(&cfg.RegistryBurst, "registry-burst", cfg.RegistryBurst, "burst of requests to one registry")
+	insecure := strings.Join(cfg.InsecureRegistries, ",")
+	fs.StringVar(&insecure, "insecure-registries", insecure, "comma-separated registries (host[:port]) reached over plain HTTP; loopback registries always are")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
+	}
+	cfg.InsecureRegistries = nil
+	for _, r := range strings.Split(insecure, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
+		}
+	}
+	if cfg.ImagePollInterval < time.Second {
+		return cfg, false, fmt.Errorf("--image-poll-interval must be at least 1s, not %s", cfg.ImagePollInterval)
+	}
+	if cfg.RegistryQPS <= 0 || cfg.RegistryBurst < 1 {
+		return cfg, false, fmt.Errorf("--registry-qps must be above 0 and --registry-burst at least 1")
 	}
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		return cfg, false, fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)

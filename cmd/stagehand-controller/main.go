@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -108,6 +109,10 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Workers: cfg.Workers, Resync: cfg.Resync,
+		Triggers: controller.TriggerOptions{
+			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
+			Insecure: insecureRegistries(cfg.InsecureRegistries),
+		},
 	}, metrics, log)
 	if err != nil {
 		return err
@@ -133,4 +138,19 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}
 	<-serverDone
 	return err
+}
+
+// insecureRegistries allows plain HTTP for the listed registries and for loopback ones.
+func insecureRegistries(list []string) func(string) bool {
+	set := map[string]bool{}
+	for _, r := range list {
+		set[r] = true
+	}
+	return func(registry string) bool {
+		host := registry
+		if h, _, err := net.SplitHostPort(registry); err == nil {
+			host = h
+		}
+		return set[registry] || host == "localhost" || net.ParseIP(host).IsLoopback()
+	}
 }

@@ -30,13 +30,16 @@ const ControllerSelector = "app.kubernetes.io/name=stagehand-controller"
 
 // localControllerArgs are added to the controller on the local cluster, where every pod
 // shares the host's network: a fixed metrics port would collide between test binaries.
-var localControllerArgs = []string{"--metrics-addr=127.0.0.1:0"}
+// The image triggers poll every 2 s instead of every minute, so that the trigger tests
+// see a pushed tag quickly; the suite's registry is on loopback, which needs no flag.
+var localControllerArgs = []string{"--metrics-addr=127.0.0.1:0", "--image-poll-interval=2s", "--registry-qps=20", "--registry-burst=20"}
 
 // InstallStagehand installs deploy/ (kubectl kustomize, applied through the API) on the
 // local cluster and waits until the controller pod runs. On a cluster given by
 // E2E_KUBECONFIG it does nothing: make e2e-kind installs deploy/ itself. The manifests are
 // applied as shipped, RBAC included; on the local cluster only the controller's probes
-// are dropped and its metrics port is made dynamic (see localControllerArgs).
+// are dropped, its metrics port is made dynamic and its image polling is faster (see
+// localControllerArgs).
 func (e *Env) InstallStagehand(ctx context.Context) error {
 	if e.cluster == nil {
 		return nil

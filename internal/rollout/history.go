@@ -61,6 +61,10 @@ func causeText(annotations map[string]string) string {
 	if to := annotations[v1alpha1.RollbackToAnnotation]; cause == string(v1alpha1.DeploymentCauseRollback) && to != "" {
 		cause += " to " + to
 	}
+	if image := annotations[v1alpha1.ImageTriggerAnnotation]; cause == string(v1alpha1.DeploymentCauseImageChange) && image != "" {
+		from, _, _ := strings.Cut(image, " -> ")
+		cause += " " + from
+	}
 	return cause
 }
 

@@ -169,6 +169,8 @@ func TestInFlight(t *testing.T) {
 
 func TestHistoryTexts(t *testing.T) {
 	assert.Equal(t, "Rollback to 2", causeText(map[string]string{v1alpha1.CauseAnnotation: "Rollback", v1alpha1.RollbackToAnnotation: "2"}))
+	assert.Equal(t, "ImageChange reg/app:stable", causeText(map[string]string{v1alpha1.CauseAnnotation: "ImageChange",
+		v1alpha1.ImageTriggerAnnotation: "reg/app:stable -> reg/app@sha256:1"}))
 	assert.Equal(t, "Manual", causeText(map[string]string{v1alpha1.CauseAnnotation: "Manual"}))
 	assert.Equal(t, "unknown", causeText(nil))
 	assert.Equal(t, "Failed (Cancelled)", HistoryEntry{Phase: "Failed", Reason: "Cancelled: cancelled by the user"}.StatusText())

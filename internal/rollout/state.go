@@ -13,7 +13,6 @@ package rollout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -115,15 +114,7 @@ func Phase(rs *appsv1.ReplicaSet) v1alpha1.RevisionPhase {
 
 // Snapshot decodes the spec that a revision ran (its config-snapshot annotation).
 func Snapshot(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
-	raw, ok := rs.Annotations[v1alpha1.ConfigSnapshotAnnotation]
-	if !ok {
-		return nil, fmt.Errorf("revision %s has no %s annotation, so its spec is unknown", rs.Name, v1alpha1.ConfigSnapshotAnnotation)
-	}
-	spec := &v1alpha1.DeploymentConfigSpec{}
-	if err := json.Unmarshal([]byte(raw), spec); err != nil {
-		return nil, fmt.Errorf("decoding the spec of revision %s: %w", rs.Name, err)
-	}
-	return spec, nil
+	return v1alpha1.RevisionSnapshot(rs)
 }
 
 // pendingRequest is the DC's rollout request when the controller has not acted on it yet.
