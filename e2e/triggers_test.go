@@ -310,3 +310,36 @@ func controllerRestarts(t *testing.T) int32 {
 	}
 	return n
 }
+
+// A rollback switches the automatic trigger off, so that the next push does not roll
+// forward again: the new digest is only recorded.
+func TestImageTriggerDoesNotUndoARollback(t *testing.T) {
+	requireController(t)
+	reg := env.RequireRegistry(t)
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	s := env.Given(t).DeploymentConfig(dc)
+	tag := reg.Image(s.NS + "/app:stable")
+	_, good := pushRandom(t, tag)
+	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{{Type: stagehandv1.DeploymentTriggerOnConfigChange}, imageTrigger(true, tag, "app")}
+	s.When().Created().Then().RevisionPhase(1, complete)
+	_, bad := pushRandom(t, tag)
+	s.Then().RevisionPhase(2, complete)
+	require.Equal(t, bad, containerImage(revisionTemplate(t, s.NS, "web-2"), "app"))
+
+	// When the bad release is rolled back
+	res := pluginOK(t, s.NS, "rollout", "undo", "dc/web")
+	assert.Contains(t, res.Stdout, "Automatic ImageChange triggers were switched off")
+	assert.Contains(t, res.Stdout, tag+" (containers app)")
+	s.Then().RevisionPhase(3, complete)
+	assert.Equal(t, good, containerImage(revisionTemplate(t, s.NS, "web-3"), "app"), "the rollback runs the exact digest of revision 1")
+
+	// Then a later push is recorded but not rolled out
+	_, next := pushRandom(t, tag)
+	s.Then().DeploymentConfig("the new digest recorded", func(dc *stagehandv1.DeploymentConfig) bool {
+		return triggerStatus(dc, tag).Image == next
+	})
+	got := s.Get()
+	assert.False(t, got.Spec.Triggers[1].ImageChangeParams.Automatic)
+	assert.Equal(t, int64(3), got.Status.LatestVersion, "the push did not undo the rollback")
+	assert.Equal(t, good, got.Spec.Template.Spec.Containers[0].Image)
+}
