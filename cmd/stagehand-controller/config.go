@@ -8,6 +8,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/stagehand-dev/stagehand/controller"
 	"github.com/stagehand-dev/stagehand/internal/version"
 )
 
@@ -36,6 +37,8 @@ type config struct {
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
 	RegistryBurst      int           `envconfig:"REGISTRY_BURST" default:"5"`
 	InsecureRegistries []string      `envconfig:"INSECURE_REGISTRIES"`
+
+	RegistryWebhookSecretFile string `envconfig:"REGISTRY_WEBHOOK_SECRET_FILE"`
 }
 
 // defaultDeployerImage is the built-in deployer image of this build.
@@ -69,6 +72,8 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.DurationVar(&cfg.ImagePollInterval, "image-poll-interval", cfg.ImagePollInterval, "how often each tag of an ImageChange trigger is checked (with 10% jitter)")
 	fs.Float64Var(&cfg.RegistryQPS, "registry-qps", cfg.RegistryQPS, "requests per second to one registry, shared by every watched tag on it")
 	fs.IntVar(&cfg.RegistryBurst, "registry-burst", cfg.RegistryBurst, "burst of requests to one registry")
+	fs.StringVar(&cfg.RegistryWebhookSecretFile, "registry-webhook-secret-file", cfg.RegistryWebhookSecretFile,
+		"file holding the shared secret of the registry push webhook ("+controller.RegistryWebhookPath+" on the metrics address); empty: no webhook")
 	insecure := strings.Join(cfg.InsecureRegistries, ",")
 	fs.StringVar(&insecure, "insecure-registries", insecure, "comma-separated registries (host[:port]) reached over plain HTTP; loopback registries always are")
 	if err := fs.Parse(args); err != nil {

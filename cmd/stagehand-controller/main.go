@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,7 +129,19 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		// A standby replica is ready: leadership is not readiness.
 		ready = func() bool { return true }
 	}
-	serverDone, err := serveHealth(ctx, cfg.MetricsAddr, reg, ready, log)
+	extra := map[string]http.Handler{}
+	if cfg.RegistryWebhookSecretFile != "" {
+		raw, err := os.ReadFile(cfg.RegistryWebhookSecretFile)
+		if err != nil {
+			return fmt.Errorf("reading the registry webhook secret: %w", err)
+		}
+		hook, err := controller.NewRegistryWebhook(strings.TrimSpace(string(raw)), mgr.Triggers.Watcher(), log)
+		if err != nil {
+			return fmt.Errorf("--registry-webhook-secret-file %s: %w", cfg.RegistryWebhookSecretFile, err)
+		}
+		extra[controller.RegistryWebhookPath] = hook
+	}
+	serverDone, err := serveHealth(ctx, cfg.MetricsAddr, reg, ready, extra, log)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// serveHealth serves /metrics, /healthz and /readyz on addr until ctx is done. The
-// returned channel closes once the server has shut down. An empty addr serves nothing.
-func serveHealth(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool, log *logrus.Entry) (<-chan struct{}, error) {
+// serveHealth serves /metrics, /healthz and /readyz, and the extra handlers by path, on
+// addr until ctx is done. The returned channel closes once the server has shut down. An
+// empty addr serves nothing.
+func serveHealth(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool,
+	extra map[string]http.Handler, log *logrus.Entry) (<-chan struct{}, error) {
 	done := make(chan struct{})
 	if addr == "" {
 		close(done)
@@ -33,6 +35,9 @@ func serveHealth(ctx context.Context, addr string, reg *prometheus.Registry, rea
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
+	for path, h := range extra {
+		mux.Handle(path, h)
+	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s for metrics and health: %w", addr, err)
