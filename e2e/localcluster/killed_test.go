@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -42,23 +43,8 @@ func TestKilledTestBinaryLeavesNoProcessBehind(t *testing.T) {
 	requireControlPlane(t)
 	// Given a test binary that runs a cluster with a pod that started background processes
 	dir := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperClusterThatGetsKilled$", "-test.timeout=5m")
-	child.Env = append(os.Environ(), killedHelperEnv+"="+dir)
-	var stderr bytes.Buffer
-	child.Stderr = &stderr
-	stdout, err := child.StdoutPipe()
-	require.NoError(t, err)
-	// Should this test die, the child goes too.
-	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, startLocked(child))
-	t.Cleanup(func() {
-		_ = child.Process.Kill()
-		_ = child.Wait()
-		if err := Down(dir); err != nil { // only does something when this test failed
-			t.Logf("cleaning up: %v", err)
-		}
-	})
-	gotDir, port := readHelperReady(t, stdout, &stderr)
+	child := startHelperBinary(t, "TestHelperClusterThatGetsKilled", killedHelperEnv, dir)
+	gotDir, port := readHelperReady(t, child.stdout, child.stderr)
 	require.Equal(t, dir, gotDir)
 	requireSleepersRunning(t, dir)
 
@@ -145,6 +131,37 @@ func runCommand(t *testing.T, timeout time.Duration, name string, args ...string
 }
 
 // readHelperReady waits for the helper's ready line and returns its folder and port.
+// helperBinary is this test binary, started again to run one helper test.
+type helperBinary struct {
+	*exec.Cmd
+	stdout io.Reader
+	stderr *bytes.Buffer
+}
+
+// startHelperBinary starts this test binary running only the helper test, with envKey=dir
+// in its environment. Should the calling test die, the child goes too; when it ends, the
+// child is killed and the cluster folder brought down.
+func startHelperBinary(t *testing.T, helperTest, envKey, dir string) *helperBinary {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^"+helperTest+"$", "-test.timeout=5m")
+	child.Env = append(os.Environ(), envKey+"="+dir)
+	h := &helperBinary{Cmd: child, stderr: &bytes.Buffer{}}
+	child.Stderr = h.stderr
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	h.stdout = stdout
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, startLocked(child))
+	t.Cleanup(func() {
+		_ = child.Process.Kill()
+		_ = child.Wait()
+		if err := Down(dir); err != nil { // only does something when the test failed
+			t.Logf("cleaning up: %v", err)
+		}
+	})
+	return h
+}
+
 func readHelperReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, stderr *bytes.Buffer) (string, int) {
 	t.Helper()
 	type ready struct {

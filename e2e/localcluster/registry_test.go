@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -156,22 +155,8 @@ func TestKilledTestBinaryLeavesNoRegistryBehind(t *testing.T) {
 	requireRegistry(t)
 	// Given a test binary that runs a registry
 	dir := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperRegistryThatGetsKilled$", "-test.timeout=5m")
-	child.Env = append(os.Environ(), killedRegistryEnv+"="+dir)
-	var stderr bytes.Buffer
-	child.Stderr = &stderr
-	stdout, err := child.StdoutPipe()
-	require.NoError(t, err)
-	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, startLocked(child))
-	t.Cleanup(func() {
-		_ = child.Process.Kill()
-		_ = child.Wait()
-		if err := Down(dir); err != nil { // only does something when this test failed
-			t.Logf("cleaning up: %v", err)
-		}
-	})
-	gotDir, port := readHelperReady(t, stdout, &stderr)
+	child := startHelperBinary(t, "TestHelperRegistryThatGetsKilled", killedRegistryEnv, dir)
+	gotDir, port := readHelperReady(t, child.stdout, child.stderr)
 	require.Equal(t, dir, gotDir)
 	require.NotEmpty(t, processesOf(dir), "docker-registry runs")
 
