@@ -50,7 +50,7 @@ unit: ## Run only the tests that need no cluster.
 	go test $(GO_TEST_FLAGS) ./api/... ./internal/... ./cmd/... ./controller/... ./deployer/... ./strategies/... ./hookpod/... ./images/...
 
 .PHONY: demo
-demo: build controlplane registry ## Start the local control plane, install Stagehand and show a DeploymentConfig.
+demo: build controlplane ## Start the local control plane, install Stagehand and show a DeploymentConfig.
 	hack/demo.sh
 
 .PHONY: cluster-up
