@@ -136,12 +136,12 @@ func (c *DeployerPodController) createDeployerPod(ctx context.Context, dc *v1alp
 }
 
 // deployerPodNotCreated handles a refused Create: a Warning event and a retry with
-// back-off until the strategy's timeout, counted from the revision's creation, has
+// back-off until the strategy's timeout, counted from the start of the revision's run, has
 // passed; then the revision fails. A check is also scheduled for the deadline itself, so
 // that the revision never stays New after the queue's retries run out.
 func (c *DeployerPodController) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet,
 	spec *v1alpha1.DeploymentConfigSpec, podName string, createErr error) error {
-	deadline := rs.CreationTimestamp.Add(creationTimeout(spec))
+	deadline := runStart(rs).Add(creationTimeout(spec))
 	if !c.now().Before(deadline) {
 		return c.transition(ctx, dc, rs, transition{phase: v1alpha1.RevisionPhaseFailed,
 			reason: v1alpha1.ReasonDeployerPodNotAdmit,
@@ -183,4 +183,13 @@ func (c *DeployerPodController) deployerPodMissing(ctx context.Context, key stri
 	c.forgetGone(key)
 	return c.transition(ctx, dc, rs, transition{phase: v1alpha1.RevisionPhaseFailed,
 		reason: v1alpha1.ReasonDeployerPodGone, msg: "deployer pod no longer exists"})
+}
+
+// runStart is when the revision's current run started: its creation, or its last retry.
+func runStart(rs *appsv1.ReplicaSet) time.Time {
+	start := rs.CreationTimestamp.Time
+	if at, err := time.Parse(time.RFC3339, rs.Annotations[v1alpha1.RetriedAtAnnotation]); err == nil && at.After(start) {
+		return at
+	}
+	return start
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,6 +211,15 @@ func TestSyncRevisionCreateFailureFailsAfterTimeout(t *testing.T) {
 	require.Error(t, f.syncRevision("web-1"))
 	assert.Equal(t, "New", f.getRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
 	assert.Contains(t, <-f.events.Events, EventDeployerPodCreateFailed)
+
+	// A revision created long ago but retried just now counts from its retry.
+	rs3 := testRevision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	rs3.CreationTimestamp = metav1.NewTime(metav1.Now().Add(-700e9))
+	rs3.Annotations[v1alpha1.RetriedAtAnnotation] = metav1.Now().UTC().Format(time.RFC3339)
+	f = newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs3)
+	f.kube.PrependReactor("create", "pods", forbidden)
+	require.Error(t, f.syncRevision("web-1"))
+	assert.Equal(t, "New", f.getRS("web-1").Annotations[v1alpha1.PhaseAnnotation], "a retried revision gets the whole timeout again")
 }
 
 func TestRevisionsToPrune(t *testing.T) {

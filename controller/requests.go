@@ -143,6 +143,7 @@ func (c *DeploymentConfigController) retryRevision(ctx context.Context, dc *v1al
 	reset := rs.DeepCopy()
 	reset.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseNew)
 	reset.Annotations[v1alpha1.RequestAnnotation] = req.ID
+	reset.Annotations[v1alpha1.RetriedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
 	if _, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, updateOptions()); err != nil {

@@ -112,6 +112,7 @@ func TestSyncRetryResetsTheFailedRevisionOnceItsPodsAreGone(t *testing.T) {
 	rs := f.getRS("web-2")
 	assert.Equal(t, "New", rs.Annotations[v1alpha1.PhaseAnnotation])
 	assert.Equal(t, "x", rs.Annotations[v1alpha1.RequestAnnotation])
+	assert.NotEmpty(t, rs.Annotations[v1alpha1.RetriedAtAnnotation], "deadlines count from the retry")
 	assert.NotContains(t, rs.Annotations, v1alpha1.StatusReasonAnnotation)
 	assert.Equal(t, int64(2), f.getDC("web").Status.LatestVersion, "a retry creates no revision")
 

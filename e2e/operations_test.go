@@ -32,7 +32,11 @@ func TestPauseBlocksNewRevisionsAndResumeLetsThemGo(t *testing.T) {
 		return c != nil && c.Reason == stagehandv1.ReasonPaused
 	})
 	s.When().TemplateChanged(2)
-	time.Sleep(3 * time.Second) // give a wrong controller the chance to roll out
+	changed := s.Get().Generation
+	// The controller has acted on the change once observedGeneration reaches it.
+	s.Then().DeploymentConfig("the template change observed while paused", func(dc *stagehandv1.DeploymentConfig) bool {
+		return dc.Status.ObservedGeneration >= changed
+	})
 	assert.Equal(t, int64(1), s.Get().Status.LatestVersion, "a paused config got a new revision")
 	_, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(context.Background(), "web-2", metav1.GetOptions{})
 	assert.Error(t, err, "revision 2 must not exist while paused")

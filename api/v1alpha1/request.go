@@ -16,6 +16,10 @@ const RolloutRequestAnnotation = GroupName + "/rollout-request"
 // that last restarted it (a retry).
 const RequestAnnotation = GroupName + "/request"
 
+// RetriedAtAnnotation on a retried revision holds when the retry reset it to New
+// (RFC 3339). Deadlines that count from the revision's start count from then.
+const RetriedAtAnnotation = GroupName + "/retried-at"
+
 // RollbackToAnnotation on a revision created by a rollback holds the revision number it
 // rolled back to.
 const RollbackToAnnotation = GroupName + "/rollback-to"
