@@ -88,17 +88,17 @@ func NewDeploymentConfigController(kube kubernetes.Interface, stagehand stagehan
 	}{
 		{inf.DeploymentConfigs.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueue,
-			UpdateFunc: func(old, cur any) { c.enqueueIfChanged(old, cur, c.enqueue) },
+			UpdateFunc: func(old, cur any) { enqueueIfChanged(old, cur, c.enqueue) },
 			DeleteFunc: c.enqueue,
 		}},
 		{inf.ReplicaSets.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueOwner,
-			UpdateFunc: func(old, cur any) { c.enqueueIfChanged(old, cur, c.enqueueOwner) },
+			UpdateFunc: func(old, cur any) { enqueueIfChanged(old, cur, c.enqueueOwner) },
 			DeleteFunc: c.enqueueOwner,
 		}},
 		{inf.DeployerPods.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueConfigOf,
-			UpdateFunc: func(old, cur any) { c.enqueueIfChanged(old, cur, c.enqueueConfigOf) },
+			UpdateFunc: func(old, cur any) { enqueueIfChanged(old, cur, c.enqueueConfigOf) },
 			DeleteFunc: c.enqueueConfigOf,
 		}},
 		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespace}},
@@ -138,23 +138,31 @@ func (c *DeploymentConfigController) worker(ctx context.Context) {
 
 // giveUp turns an error that outlived its retries into a Warning event on the DC.
 func (c *DeploymentConfigController) giveUp(key string, err error) {
+	syncFailed(c.dcLister, c.recorder, key, err)
+}
+
+func (c *DeploymentConfigController) enqueue(obj any) { enqueueKey(c.queue, obj) }
+
+// syncFailed records the Warning event of a DC key whose retries ran out.
+func syncFailed(dcs dclisters.DeploymentConfigLister, recorder record.EventRecorder, key string, err error) {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	if dc, getErr := c.dcLister.DeploymentConfigs(ns).Get(name); getErr == nil {
-		c.recorder.Eventf(dc, corev1.EventTypeWarning, EventSyncFailed, MsgSyncFailed, err)
+	if dc, getErr := dcs.DeploymentConfigs(ns).Get(name); getErr == nil {
+		recorder.Eventf(dc, corev1.EventTypeWarning, EventSyncFailed, MsgSyncFailed, err)
 	}
 }
 
-func (c *DeploymentConfigController) enqueue(obj any) {
+// enqueueKey adds the namespace/name key of an object (or of a deleted one) to queue.
+func enqueueKey(queue workqueue.TypedInterface[string], obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.queue.Add(key)
+	queue.Add(key)
 }
 
 // enqueueIfChanged skips the periodic resync's updates, whose resourceVersion is unchanged.
-func (c *DeploymentConfigController) enqueueIfChanged(old, cur any, enqueue func(any)) {
+func enqueueIfChanged(old, cur any, enqueue func(any)) {
 	o, err1 := metaOf(old)
 	n, err2 := metaOf(cur)
 	if err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion() {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -84,15 +83,8 @@ func NewTriggerController(kube kubernetes.Interface, stagehand stagehandclient.I
 	c.syncHandler = c.syncTriggers
 
 	_, err := inf.DeploymentConfigs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueue,
-		UpdateFunc: func(old, cur any) {
-			o, err1 := metaOf(old)
-			n, err2 := metaOf(cur)
-			if err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion() {
-				return
-			}
-			c.enqueue(cur)
-		},
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(old, cur any) { enqueueIfChanged(old, cur, c.enqueue) },
 		DeleteFunc: c.enqueue,
 	})
 	if err != nil {
@@ -130,17 +122,7 @@ func (c *TriggerController) worker(ctx context.Context) {
 }
 
 func (c *TriggerController) giveUp(key string, err error) {
-	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	if dc, getErr := c.dcLister.DeploymentConfigs(ns).Get(name); getErr == nil {
-		c.recorder.Eventf(dc, corev1.EventTypeWarning, EventSyncFailed, MsgSyncFailed, err)
-	}
+	syncFailed(c.dcLister, c.recorder, key, err)
 }
 
-func (c *TriggerController) enqueue(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.queue.Add(key)
-}
+func (c *TriggerController) enqueue(obj any) { enqueueKey(c.queue, obj) }
