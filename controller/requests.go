@@ -108,19 +108,16 @@ func (c *DeploymentConfigController) rolloutRequest(dc *v1alpha1.DeploymentConfi
 // pendingCreate returns req when it is a Latest or Rollback request that no revision
 // answers yet, and nil otherwise.
 func pendingCreate(dc *v1alpha1.DeploymentConfig, req *v1alpha1.RolloutRequest) *v1alpha1.RolloutRequest {
-	if req == nil || req.Action == v1alpha1.RolloutRequestRetry || req.LatestVersion != dc.Status.LatestVersion {
+	if req == nil || req.Action == v1alpha1.RolloutRequestRetry || !req.PendingFor(dc, nil) {
 		return nil
 	}
 	return req
 }
 
 // pendingRetry reports whether req is a Retry of the latest revision that has not been
-// acted on: the revision is Failed and does not carry the request's ID.
+// acted on.
 func pendingRetry(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
-	return req != nil && req.Action == v1alpha1.RolloutRequestRetry && latest != nil &&
-		req.LatestVersion == dc.Status.LatestVersion &&
-		revisionPhase(latest) == v1alpha1.RevisionPhaseFailed &&
-		latest.Annotations[v1alpha1.RequestAnnotation] != req.ID
+	return req != nil && req.Action == v1alpha1.RolloutRequestRetry && req.PendingFor(dc, latest)
 }
 
 // retryRevision runs a Failed latest revision again. Its deployer and hook pods are

@@ -84,7 +84,7 @@ func NewTriggerController(kube kubernetes.Interface, stagehand stagehandclient.I
 
 	_, err := inf.DeploymentConfigs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(old, cur any) { enqueueIfChanged(old, cur, c.enqueue) },
+		UpdateFunc: c.enqueueIfSpecChanged,
 		DeleteFunc: c.enqueue,
 	})
 	if err != nil {
@@ -126,3 +126,16 @@ func (c *TriggerController) giveUp(key string, err error) {
 }
 
 func (c *TriggerController) enqueue(obj any) { enqueueKey(c.queue, obj) }
+
+// enqueueIfSpecChanged skips the updates that leave the spec alone (metadata.generation),
+// such as the DeploymentConfig controller's status writes: the triggers depend only on
+// the spec and on the watcher, whose results arrive through its own callback. Each sync
+// reads the pull secrets from the apiserver, so this keeps those reads to spec changes.
+func (c *TriggerController) enqueueIfSpecChanged(old, cur any) {
+	o, err1 := metaOf(old)
+	n, err2 := metaOf(cur)
+	if err1 == nil && err2 == nil && o.GetGeneration() == n.GetGeneration() && n.GetDeletionTimestamp() == nil {
+		return
+	}
+	c.enqueue(cur)
+}

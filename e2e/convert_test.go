@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -229,13 +228,13 @@ func TestConvertImageTriggerWaitsUntilTheRegistryIsFilledIn(t *testing.T) {
 	// When it is applied, then it waits for the placeholder registry, saying so
 	applyConverted(t, s.NS, res)
 	s.Then().DeploymentConfig("ImagesResolved False for registry.invalid", func(dc *stagehandv1.DeploymentConfig) bool {
-		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		c := imagesResolved(dc)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "registry.invalid/testapp:e2e")
 	})
 	assert.Equal(t, int64(0), s.Get().Status.LatestVersion, "no rollout of a tag that never resolved")
 
 	// When it is converted again with the registry and applied, then the digest rolls out
-	pinned := func() string { _, p := pushRandom(t, reg.Image("testapp:e2e")); return p }()
+	pinned := pushRandom(t, reg.Image("testapp:e2e"))
 	applyConverted(t, s.NS, convertManifest(t, s.NS, "image-trigger.yaml", "--registry", reg.Address))
 	s.Then().RevisionPhase(1, complete).ReadyPods(2)
 	dc := s.Get()

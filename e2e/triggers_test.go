@@ -36,18 +36,17 @@ import (
 
 // pushRandom pushes new random content to the tag ref and returns the pinned reference
 // (repo@sha256:...) it now resolves to.
-func pushRandom(t *testing.T, ref string, opts ...remote.Option) (v1.Image, string) {
+func pushRandom(t *testing.T, ref string, opts ...remote.Option) string {
 	t.Helper()
 	img, err := random.Image(512, 1)
 	require.NoError(t, err)
-	return img, push(t, ref, img, opts...)
+	return push(t, ref, img, opts...)
 }
 
 // push pushes img to the tag ref and returns the pinned reference.
 func push(t *testing.T, ref string, img v1.Image, opts ...remote.Option) string {
 	t.Helper()
-	tag, err := name.NewTag(ref, name.Insecure)
-	require.NoError(t, err)
+	tag := mustTag(t, ref)
 	require.NoError(t, remote.Write(tag, img, opts...), "pushing %s", ref)
 	digest, err := img.Digest()
 	require.NoError(t, err)
@@ -84,6 +83,11 @@ func revisionTemplate(t *testing.T, ns, rs string) corev1.PodTemplateSpec {
 	return got.Spec.Template
 }
 
+// imagesResolved is the DC's ImagesResolved condition, or nil.
+func imagesResolved(dc *stagehandv1.DeploymentConfig) *metav1.Condition {
+	return meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+}
+
 func triggerStatus(dc *stagehandv1.DeploymentConfig, from string) stagehandv1.TriggerImageStatus {
 	for _, st := range dc.Status.TriggerImages {
 		if st.From == from {
@@ -99,8 +103,8 @@ func TestImageTriggerPinsDigestsAndRollsOutOnlyOnNewContent(t *testing.T) {
 	dc := withSidecar(framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling))
 	s := env.Given(t).DeploymentConfig(dc)
 	stable, marker := reg.Image(s.NS+"/app:stable"), reg.Image(s.NS+"/marker:latest")
-	_, first := pushRandom(t, stable)
-	_, markerV1 := pushRandom(t, marker)
+	first := pushRandom(t, stable)
+	markerV1 := pushRandom(t, marker)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{
 		{Type: stagehandv1.DeploymentTriggerOnConfigChange},
 		imageTrigger(true, stable, "app"),
@@ -117,7 +121,7 @@ func TestImageTriggerPinsDigestsAndRollsOutOnlyOnNewContent(t *testing.T) {
 		"automatic: false does not touch its container")
 
 	// When new content is pushed to the tag, then revision 2 runs the new digest, caused by the image
-	_, second := pushRandom(t, stable)
+	second := pushRandom(t, stable)
 	s.Then().RevisionPhase(2, complete).RevisionReplicas(1, 0).ReadyPods(2)
 	assert.Equal(t, second, containerImage(revisionTemplate(t, s.NS, "web-2"), "app"))
 	rs2, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(context.Background(), "web-2", metav1.GetOptions{})
@@ -133,7 +137,7 @@ func TestImageTriggerPinsDigestsAndRollsOutOnlyOnNewContent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, second, push(t, stable, img), "re-pushing the same content keeps the digest")
 	for range 2 {
-		_, moved := pushRandom(t, marker)
+		moved := pushRandom(t, marker)
 		s.Then().DeploymentConfig("the marker tag's new digest recorded", func(dc *stagehandv1.DeploymentConfig) bool {
 			return triggerStatus(dc, marker).Image == moved
 		})
@@ -141,7 +145,7 @@ func TestImageTriggerPinsDigestsAndRollsOutOnlyOnNewContent(t *testing.T) {
 	// Then neither the same content nor the non-automatic trigger started a revision
 	final := s.Get()
 	assert.Equal(t, int64(2), final.Status.LatestVersion, "no rollout for the same digest or for automatic: false")
-	c := meta.FindStatusCondition(final.Status.Conditions, stagehandv1.ConditionImagesResolved)
+	c := imagesResolved(final)
 	require.NotNil(t, c)
 	assert.Equal(t, metav1.ConditionTrue, c.Status, "%+v", c)
 }
@@ -159,8 +163,8 @@ func TestImageTriggersOnTwoContainersPinOnlyTheirOwn(t *testing.T) {
 	dc := withSidecar(framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRecreate))
 	s := env.Given(t).DeploymentConfig(dc)
 	appTag, sidecarTag := reg.Image(s.NS+"/app:v1"), reg.Image(s.NS+"/sidecar:v1")
-	_, app1 := pushRandom(t, appTag)
-	_, side1 := pushRandom(t, sidecarTag)
+	app1 := pushRandom(t, appTag)
+	side1 := pushRandom(t, sidecarTag)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{imageTrigger(true, appTag, "app"), imageTrigger(true, sidecarTag, "sidecar")}
 	s.When().Created().Then().RevisionPhase(1, complete)
 	tpl := revisionTemplate(t, s.NS, "web-1")
@@ -168,7 +172,7 @@ func TestImageTriggersOnTwoContainersPinOnlyTheirOwn(t *testing.T) {
 	assert.Equal(t, side1, containerImage(tpl, "sidecar"))
 
 	// When only the sidecar's tag moves, then only the sidecar's image changes
-	_, side2 := pushRandom(t, sidecarTag)
+	side2 := pushRandom(t, sidecarTag)
 	s.Then().RevisionPhase(2, complete)
 	tpl = revisionTemplate(t, s.NS, "web-2")
 	assert.Equal(t, app1, containerImage(tpl, "app"), "the app's digest stays pinned")
@@ -181,16 +185,16 @@ func TestImageTriggerOnAProtectedRepositoryNeedsThePullSecret(t *testing.T) {
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	s := env.Given(t).DeploymentConfig(dc)
 	private := reg.PrivateImage(s.NS + "/app:stable")
-	_, pinned := pushRandom(t, private, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password}))
+	pinned := pushRandom(t, private, remote.WithAuth(&authn.Basic{Username: reg.Username, Password: reg.Password}))
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{{Type: stagehandv1.DeploymentTriggerOnConfigChange}, imageTrigger(true, private, "app")}
 
 	// Without a pull secret the tag does not resolve: a clear condition and no rollout
 	s.When().Created().Then().DeploymentConfig("ImagesResolved False with the registry's answer", func(dc *stagehandv1.DeploymentConfig) bool {
-		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		c := imagesResolved(dc)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == stagehandv1.ReasonRegistryError
 	})
 	got := s.Get()
-	c := meta.FindStatusCondition(got.Status.Conditions, stagehandv1.ConditionImagesResolved)
+	c := imagesResolved(got)
 	assert.Contains(t, c.Message, private)
 	assert.Contains(t, strings.ToUpper(c.Message), "UNAUTHORIZED")
 	assert.NotContains(t, c.Message, reg.Password, "no secret in the status")
@@ -213,7 +217,7 @@ func TestImageTriggerOnAProtectedRepositoryNeedsThePullSecret(t *testing.T) {
 	_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(s.NS).Create(context.Background(), api, metav1.CreateOptions{})
 	require.NoError(t, err)
 	env.WaitForDeploymentConfig(t, s.NS, "api", framework.RolloutTimeout, "api: ImagesResolved False", func(dc *stagehandv1.DeploymentConfig) bool {
-		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		c := imagesResolved(dc)
 		return c != nil && c.Status == metav1.ConditionFalse
 	})
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -275,7 +279,7 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	s := env.Given(t).DeploymentConfig(dc)
 	tag := front.addr + "/" + s.NS + "/app:stable"
-	_, first := pushRandom(t, tag)
+	first := pushRandom(t, tag)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{imageTrigger(true, tag, "app")}
 	s.When().Created().Then().RevisionPhase(1, complete)
 	restarts := controllerRestarts(t)
@@ -283,7 +287,7 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 	// When the registry goes away, then the DC says so, and nothing rolls out or crashes
 	front.stop()
 	s.Then().DeploymentConfig("ImagesResolved False (registry down)", func(dc *stagehandv1.DeploymentConfig) bool {
-		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		c := imagesResolved(dc)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, tag)
 	})
 	got := s.Get()
@@ -292,10 +296,10 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 	assert.Equal(t, restarts, controllerRestarts(t), "the controller did not crash")
 
 	// When it comes back with new content, then the trigger recovers and rolls it out
-	_, second := pushRandom(t, reg.Image(s.NS+"/app:stable"))
+	second := pushRandom(t, reg.Image(s.NS+"/app:stable"))
 	front.start(front.addr)
 	s.Then().RevisionPhase(2, complete).DeploymentConfig("ImagesResolved True again", func(dc *stagehandv1.DeploymentConfig) bool {
-		c := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionImagesResolved)
+		c := imagesResolved(dc)
 		return c != nil && c.Status == metav1.ConditionTrue
 	})
 	assert.Equal(t, second, strings.Replace(containerImage(revisionTemplate(t, s.NS, "web-2"), "app"), front.addr, reg.Address, 1))
@@ -319,10 +323,10 @@ func TestImageTriggerDoesNotUndoARollback(t *testing.T) {
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	s := env.Given(t).DeploymentConfig(dc)
 	tag := reg.Image(s.NS + "/app:stable")
-	_, good := pushRandom(t, tag)
+	good := pushRandom(t, tag)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{{Type: stagehandv1.DeploymentTriggerOnConfigChange}, imageTrigger(true, tag, "app")}
 	s.When().Created().Then().RevisionPhase(1, complete)
-	_, bad := pushRandom(t, tag)
+	bad := pushRandom(t, tag)
 	s.Then().RevisionPhase(2, complete)
 	require.Equal(t, bad, containerImage(revisionTemplate(t, s.NS, "web-2"), "app"))
 
@@ -334,7 +338,7 @@ func TestImageTriggerDoesNotUndoARollback(t *testing.T) {
 	assert.Equal(t, good, containerImage(revisionTemplate(t, s.NS, "web-3"), "app"), "the rollback runs the exact digest of revision 1")
 
 	// Then a later push is recorded but not rolled out
-	_, next := pushRandom(t, tag)
+	next := pushRandom(t, tag)
 	s.Then().DeploymentConfig("the new digest recorded", func(dc *stagehandv1.DeploymentConfig) bool {
 		return triggerStatus(dc, tag).Image == next
 	})

@@ -120,17 +120,10 @@ func Snapshot(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
 // pendingRequest is the DC's rollout request when the controller has not acted on it yet.
 func (s *State) pendingRequest() *v1alpha1.RolloutRequest {
 	req, err := v1alpha1.ParseRolloutRequest(s.DC)
-	if err != nil || req == nil || req.LatestVersion != s.DC.Status.LatestVersion {
+	if err != nil || !req.PendingFor(s.DC, s.Latest()) {
 		return nil
 	}
-	if req.Action != v1alpha1.RolloutRequestRetry {
-		return req
-	}
-	latest := s.Latest()
-	if latest != nil && Phase(latest) == v1alpha1.RevisionPhaseFailed && latest.Annotations[v1alpha1.RequestAnnotation] != req.ID {
-		return req
-	}
-	return nil
+	return req
 }
 
 // inFlight explains why a rollout is in progress, or returns "".
