@@ -12,6 +12,10 @@ BIN     := $(CURDIR)/bin
 COMMANDS := stagehand-controller stagehand-deployer kubectl-stagehand
 TEST_COMMANDS := stagehand-localcluster stagehand-testapp stagehand-example-strategy
 GO_TEST_FLAGS ?= -count=1 -timeout=40m
+# The Go modules besides the product's at the root: the e2e suite and its integration tests
+# import the product; the local cluster imports nothing of it.
+E2E_MODULE          := e2e
+LOCALCLUSTER_MODULE := e2e/localcluster
 
 .PHONY: help
 help: ## Show this help.
@@ -21,8 +25,8 @@ help: ## Show this help.
 build: ## Build the binaries into bin/: stagehand-controller, stagehand-deployer, kubectl-stagehand (and the local cluster's).
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(COMMANDS))
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-localcluster ./e2e/localcluster/cmd/stagehand-localcluster
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-testapp ./e2e/testapp
+	cd $(LOCALCLUSTER_MODULE) && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/ ./cmd/stagehand-localcluster
+	cd $(E2E_MODULE) && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN)/stagehand-testapp ./testapp
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/stagehand-example-strategy ./examples/custom-strategy
 
 .PHONY: controlplane
@@ -43,11 +47,15 @@ verify: ## Check that generated code is current, gofmt, go vet and golangci-lint
 
 .PHONY: test
 test: build controlplane registry ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
-	go test $(GO_TEST_FLAGS) -tags e2e ./...
+	go test $(GO_TEST_FLAGS) ./...
+	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
+	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 
 .PHONY: unit
-unit: ## Run only the tests that need no cluster.
-	go test $(GO_TEST_FLAGS) ./api/... ./internal/... ./cmd/... ./controller/... ./deployer/... ./strategies/... ./hookpod/... ./images/...
+unit: ## Run only the tests that need no cluster, in the three modules (without the e2e tag: no control plane starts).
+	go test $(GO_TEST_FLAGS) ./...
+	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) ./...
+	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: demo
 demo: build controlplane ## Start the local control plane, install Stagehand and show a DeploymentConfig.

@@ -16,7 +16,12 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	stagehandinformers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions"
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/deployerpod"
+	"github.com/stagehand-dev/stagehand/controller/deploymentconfig"
+	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
 // Options configure the controllers of one process.
@@ -30,7 +35,7 @@ type Options struct {
 	// Resync is the informers' resync period; 0 disables it.
 	Resync time.Duration
 	// Triggers configure the polling of the ImageChange triggers.
-	Triggers TriggerOptions
+	Triggers imagetrigger.Options
 }
 
 // Manager runs the DeploymentConfig, deployer-pod and image-trigger controllers over
@@ -44,13 +49,13 @@ type Manager struct {
 	ready   atomic.Bool
 	workers int
 
-	DeploymentConfigs *DeploymentConfigController
-	DeployerPods      *DeployerPodController
-	Triggers          *TriggerController
+	DeploymentConfigs *deploymentconfig.Controller
+	DeployerPods      *deployerpod.Controller
+	Triggers          *imagetrigger.Controller
 }
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
-func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, opts Options, metrics *Metrics, log *logrus.Entry) (*Manager, error) {
+func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) (*Manager, error) {
 	if opts.Workers < 1 {
 		opts.Workers = 1
 	}
@@ -62,28 +67,28 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 			informers.WithNamespace(opts.Namespace), informers.WithTweakListOptions(tweak))
 	}
 	revisions := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.ConfigLabel })
-	deployerPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.DeployerPodForLabel })
+	deployerPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = revision.DeployerPods().String() })
 	access := kubeFactory(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", v1alpha1.DeployerServiceAccountName).String()
 	})
 	dcs := stagehandinformers.NewSharedInformerFactoryWithOptions(stagehand, opts.Resync, stagehandinformers.WithNamespace(opts.Namespace))
 
-	inf := Informers{
+	inf := plumbing.Informers{
 		DeploymentConfigs: dcs.Stagehand().V1alpha1().DeploymentConfigs(),
 		ReplicaSets:       revisions.Apps().V1().ReplicaSets(),
 		DeployerPods:      deployerPods.Core().V1().Pods(),
 		ServiceAccounts:   access.Core().V1().ServiceAccounts(),
 		RoleBindings:      access.Rbac().V1().RoleBindings(),
 	}
-	dcController, err := NewDeploymentConfigController(kube, stagehand, inf, metrics, log)
+	dcController, err := deploymentconfig.NewController(kube, stagehand, inf, metrics, log)
 	if err != nil {
 		return nil, err
 	}
-	podController, err := NewDeployerPodController(kube, inf, opts.DeployerImage, metrics, log)
+	podController, err := deployerpod.NewController(kube, inf, opts.DeployerImage, metrics, log)
 	if err != nil {
 		return nil, err
 	}
-	triggerController, err := NewTriggerController(kube, stagehand, inf, opts.Triggers, log)
+	triggerController, err := imagetrigger.NewController(kube, stagehand, inf, opts.Triggers, log)
 	if err != nil {
 		return nil, err
 	}

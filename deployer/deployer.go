@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/hookpod"
 	"github.com/stagehand-dev/stagehand/strategies"
@@ -103,7 +104,8 @@ func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strat
 	case v1alpha1.DeploymentStrategyTypeRecreate:
 		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
-		return rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds).WithUntil(d.Until), nil
+		first := recreate.FirstRollout(d.Clients, d.Hooks, d.Out, spec.MinReadySeconds)
+		return rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeCustom:
 		return nil, strategies.Invalidf("strategy type Custom runs the image of spec.strategy.customParams.image, not the built-in deployer; set that image, or use Recreate or Rolling")
 	}
@@ -122,11 +124,7 @@ func (d *Deployer) RunStrategy(ctx context.Context, t v1alpha1.DeploymentStrateg
 
 // Timeout is the strategy's timeoutSeconds (its default for a Custom strategy).
 func (d *Deployer) Timeout() time.Duration {
-	seconds := v1alpha1.StrategyTimeoutSeconds(&d.Inputs.Config.Spec.Strategy)
-	if seconds <= 0 {
-		seconds = v1alpha1.DefaultTimeoutSeconds
-	}
-	return time.Duration(seconds) * time.Second
+	return revision.Timeout(&d.Inputs.Config.Spec.Strategy)
 }
 
 // ScaleAndWait scales rs to replicas and waits, within Timeout, until its pods are gone

@@ -82,9 +82,8 @@ func TerminationMessageFor(err error, success string) v1alpha1.TerminationMessag
 	if err != nil {
 		msg = err.Error()
 	}
-	if len(msg) > maxTerminationMessage {
-		msg = msg[:maxTerminationMessage] + " ..."
-	}
+	// A hook failure ends with its log tail: keep the end.
+	msg = v1alpha1.TruncateMessage(msg, maxTerminationMessage)
 	return v1alpha1.TerminationMessage{Reason: reason, Message: msg}
 }
 

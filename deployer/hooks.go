@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -43,12 +44,8 @@ func Deadline(ctx context.Context, client kubernetes.Interface, in *Inputs, now 
 	if err == nil && pod.Spec.ActiveDeadlineSeconds != nil && pod.Status.StartTime != nil {
 		return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
 	}
-	seconds := v1alpha1.DefaultActiveDeadlineSeconds
-	if s := in.Config.Spec.Strategy.ActiveDeadlineSeconds; s != nil && *s > 0 {
-		seconds = *s
-	}
 	log.WithError(err).Debug("no deployer pod to take the deadline from; counting activeDeadlineSeconds from now")
-	return now.Add(time.Duration(seconds) * time.Second)
+	return now.Add(revision.ActiveDeadline(&in.Config.Spec.Strategy))
 }
 
 // checkUntil refuses, before anything is scaled, an --until that the strategy cannot

@@ -2,17 +2,14 @@ package deployer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -71,30 +68,24 @@ func ParseRevision(to *appsv1.ReplicaSet) (*Inputs, error) {
 		return nil, strategies.Invalidf("ReplicaSet %s has no %s label, so it is not a Stagehand revision: point %s at a revision <config>-<N>",
 			to.Name, v1alpha1.ConfigLabel, v1alpha1.EnvRevision)
 	}
-	version, ok := revisionNumber(to)
+	version, ok := revision.Number(to)
 	if !ok {
 		return nil, strategies.Invalidf("ReplicaSet %s has no valid %s label (want the revision number N, have %q); it was not created by Stagehand",
 			to.Name, v1alpha1.RevisionLabel, to.Labels[v1alpha1.RevisionLabel])
 	}
-	snapshot, ok := to.Annotations[v1alpha1.ConfigSnapshotAnnotation]
-	if !ok || snapshot == "" {
-		return nil, strategies.Invalidf("ReplicaSet %s has no %s annotation, so there is nothing to deploy; retry the rollout with kubectl stagehand rollout latest %s",
-			to.Name, v1alpha1.ConfigSnapshotAnnotation, name)
+	spec, err := revision.Snapshot(to)
+	if err != nil {
+		return nil, strategies.Invalidf("%v; the revision is corrupt: start a new rollout with kubectl stagehand rollout latest %s", err, name)
 	}
-	dc := &v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: to.Namespace}}
-	if err := json.Unmarshal([]byte(snapshot), &dc.Spec); err != nil {
-		return nil, strategies.Invalidf("the %s annotation of ReplicaSet %s is not a DeploymentConfig spec in JSON (%v); the revision is corrupt: start a new rollout",
-			v1alpha1.ConfigSnapshotAnnotation, to.Name, err)
-	}
+	dc := &v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: to.Namespace}, Spec: *spec}
 	v1alpha1.SetDefaults(dc)
-	desired, err := strconv.ParseInt(to.Annotations[v1alpha1.DesiredReplicasAnnotation], 10, 32)
-	if err != nil || desired < 0 {
-		return nil, strategies.Invalidf("ReplicaSet %s has no valid %s annotation (have %q, want a number ≥ 0); the revision is corrupt: start a new rollout",
-			to.Name, v1alpha1.DesiredReplicasAnnotation, to.Annotations[v1alpha1.DesiredReplicasAnnotation])
+	desired, err := revision.DesiredReplicas(to)
+	if err != nil {
+		return nil, strategies.Invalidf("%v; the revision is corrupt: start a new rollout", err)
 	}
 	return &Inputs{
 		Namespace: to.Namespace, ConfigName: name, To: to, Version: version,
-		Desired: int32(desired), Config: dc,
+		Desired: desired, Config: dc,
 	}, nil
 }
 
@@ -103,44 +94,18 @@ func ParseRevision(to *appsv1.ReplicaSet) (*Inputs, error) {
 // Complete (nil when none is); older are the others that still have replicas, oldest
 // first.
 func SelectRevisions(to *appsv1.ReplicaSet, all []appsv1.ReplicaSet) (from *appsv1.ReplicaSet, older []*appsv1.ReplicaSet) {
-	toVersion, _ := revisionNumber(to)
-	owner := controllerUID(to)
+	toVersion, _ := revision.Number(to)
 	var candidates []*appsv1.ReplicaSet
-	for i := range all {
-		rs := &all[i]
-		version, ok := revisionNumber(rs)
-		if !ok || version >= toVersion || rs.UID == to.UID || controllerUID(rs) != owner {
-			continue
-		}
-		candidates = append(candidates, rs)
-	}
-	sort.Slice(candidates, func(i, j int) bool {
-		a, _ := revisionNumber(candidates[i])
-		b, _ := revisionNumber(candidates[j])
-		return a < b
-	})
-	for i := len(candidates) - 1; i >= 0; i-- {
-		if v1alpha1.RevisionPhase(candidates[i].Annotations[v1alpha1.PhaseAnnotation]) == v1alpha1.RevisionPhaseComplete {
-			from = candidates[i]
-			break
+	for _, rs := range revision.Owned(revision.ControllerUID(to), revision.Pointers(all)) {
+		if version, _ := revision.Number(rs); version < toVersion && rs.UID != to.UID {
+			candidates = append(candidates, rs)
 		}
 	}
+	from = revision.NewestComplete(candidates)
 	for _, rs := range candidates {
 		if rs != from && strategies.Replicas(rs) > 0 {
 			older = append(older, rs)
 		}
 	}
 	return from, older
-}
-
-func revisionNumber(rs *appsv1.ReplicaSet) (int64, bool) {
-	n, err := strconv.ParseInt(rs.Labels[v1alpha1.RevisionLabel], 10, 64)
-	return n, err == nil && n > 0
-}
-
-func controllerUID(rs *appsv1.ReplicaSet) types.UID {
-	if ref := metav1.GetControllerOf(rs); ref != nil {
-		return ref.UID
-	}
-	return ""
 }

@@ -66,6 +66,7 @@ func dcClient(ns string) interface {
 // Invalid DeploymentConfigs are refused by the real apiserver (CRD schema and CEL), and the
 // refusal names the field. Strict field validation is what kubectl sends by default.
 func TestAdmissionRejectsInvalidConfigs(t *testing.T) {
+	requireCluster(t)
 	cases := loadAdmissionCases(t, "testdata/admission/invalid.yaml")
 	require.GreaterOrEqual(t, len(cases), 25)
 	ns := env.Namespace(t)
@@ -97,6 +98,7 @@ func TestAdmissionRejectsInvalidConfigs(t *testing.T) {
 
 // Valid DeploymentConfigs, many at the edge of a rule, are accepted and stored.
 func TestAdmissionAcceptsValidConfigs(t *testing.T) {
+	requireCluster(t)
 	cases := loadAdmissionCases(t, "testdata/admission/valid.yaml")
 	ns := env.Namespace(t)
 	for _, c := range cases {
@@ -110,6 +112,7 @@ func TestAdmissionAcceptsValidConfigs(t *testing.T) {
 // The schema defaults of DESIGN.md §3 are applied by the apiserver, and SetDefaults on the
 // stored object adds only what the schema cannot express.
 func TestAdmissionAppliesDefaults(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	obj := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(`

@@ -55,6 +55,7 @@ func createPod(t *testing.T, ns string, pod *corev1.Pod) *corev1.Pod {
 }
 
 func TestClusterReplicaSetScalesUpAndDown(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a ReplicaSet with no pods
 	rs := createTestAppReplicaSet(t, ns, "scale", 0)
@@ -113,6 +114,7 @@ func scale(t *testing.T, ns, name string, replicas int32) {
 }
 
 func TestClusterPodExitCodeAndTerminationMessage(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a pod that exits 3 with a termination message, and one that exits 0
 	createPod(t, ns, testAppPod("fails", "exit", "3", "database unreachable"))
@@ -137,6 +139,7 @@ func TestClusterPodExitCodeAndTerminationMessage(t *testing.T) {
 }
 
 func TestClusterLogsFollowARunningProcess(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a running pod that prints a line every second
 	createPod(t, ns, testAppPod("ticker", "serve"))
@@ -168,6 +171,7 @@ func TestClusterLogsFollowARunningProcess(t *testing.T) {
 }
 
 func TestClusterExecReturnsOutputAndExitCode(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a running pod
 	createPod(t, ns, testAppPod("target", "serve"))
@@ -209,6 +213,7 @@ func execInPod(t *testing.T, ns, pod, container string, command ...string) (stri
 }
 
 func TestClusterServiceAccountIdentityFollowsRBAC(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	// Given a service account with no permissions, and a ConfigMap to read
@@ -257,6 +262,7 @@ func podLog(t *testing.T, ns, pod string) string {
 }
 
 func TestClusterGarbageCollectsPodsOfADeletedReplicaSet(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a ReplicaSet with 3 running pods
 	createTestAppReplicaSet(t, ns, "owned", 3)
@@ -280,6 +286,7 @@ func TestClusterGarbageCollectsPodsOfADeletedReplicaSet(t *testing.T) {
 }
 
 func TestClusterRestartPoliciesRestartWithACount(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a pod that fails under OnFailure, and one that succeeds under Always
 	onFailure := testAppPod("on-failure", "exit", "1", "crashed")
@@ -317,6 +324,7 @@ func TestClusterRestartPoliciesRestartWithACount(t *testing.T) {
 }
 
 func TestClusterActiveDeadlineFailsThePod(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	// Given a long-running pod with a 2 s deadline
 	pod := testAppPod("deadline", "serve")

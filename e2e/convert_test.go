@@ -193,6 +193,7 @@ func TestConvertOpenShiftManifestsRollOut(t *testing.T) {
 }
 
 func TestConvertWithoutADeploymentConfigFails(t *testing.T) {
+	requireCluster(t)
 	ns := env.Namespace(t)
 	input := `apiVersion: v1
 kind: Service

@@ -9,19 +9,40 @@ import (
 	"testing"
 
 	"github.com/stagehand-dev/stagehand/e2e/framework"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
 
-// env is the cluster every test of this binary runs against.
-var env *framework.Env
+// env is the cluster every test of this binary runs against; nil when there is none
+// (no E2E_KUBECONFIG and no control plane built, outside CI), and the tests skip with
+// skipReason.
+var (
+	env        *framework.Env
+	skipReason string
+)
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(context.Background())
+	skipReason = framework.ClusterMissing()
+	skip, err := gate.Check(skipReason)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
+	if !skip {
+		if env, err = framework.Start(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
-	env.Stop()
+	if env != nil {
+		env.Stop()
+	}
 	os.Exit(code)
+}
+
+// requireCluster skips the test when the suite has no cluster (fails it in CI). Every
+// test calls it first, or requireController, which calls it.
+func requireCluster(t *testing.T) {
+	t.Helper()
+	gate.Require(t, skipReason)
 }

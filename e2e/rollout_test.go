@@ -28,6 +28,7 @@ const (
 
 func requireController(t *testing.T) {
 	t.Helper()
+	requireCluster(t)
 	env.WaitForController(t)
 }
 

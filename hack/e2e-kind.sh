@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the e2e suite on a kind cluster: creates the cluster, builds and loads the images,
-# installs Stagehand from deploy/, and runs `go test -tags e2e ./e2e/` against it with
-# E2E_KUBECONFIG. Needs Docker and kind; on a machine without them it says so and fails.
+# installs Stagehand from deploy/, and runs the e2e suite (`go test -tags e2e .` in the e2e
+# module, e2e/) against it with E2E_KUBECONFIG. The integration tests (e2e/integration) run
+# on the local control plane only, with make test. Needs Docker and kind; on a machine
+# without them it says so and fails.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -48,4 +50,5 @@ patches:
       - {op: replace, path: /spec/template/spec/containers/0/env/0/value, value: "stagehand/deployer:$tag"}
 YAML
 kubectl --kubeconfig "$kubeconfig" apply -k "$overlay"
-E2E_KUBECONFIG=$kubeconfig E2E_IMAGE_TAG=$tag go test -count=1 -timeout=40m -tags e2e ./e2e/...
+cd e2e
+E2E_KUBECONFIG=$kubeconfig E2E_IMAGE_TAG=$tag go test -count=1 -timeout=40m -tags e2e .

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Fails when generated code is out of date with api/, or when gofmt, go vet or
-# golangci-lint (pinned in hack/tools/lint) find anything.
+# Fails when generated code is out of date with api/, when gofmt, go vet or golangci-lint
+# (pinned in hack/tools/lint) find anything, or when a go.mod or go.sum is not tidy. The
+# checks cover the three Go modules: the product (the root), the e2e suite (e2e/) and the
+# local cluster (e2e/localcluster).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 fail=0
+modules=(. e2e e2e/localcluster)
 
 echo "verify: generated code"
 snapshot=$(mktemp -d)
@@ -28,8 +31,17 @@ if [[ -n $unformatted ]]; then
 fi
 
 echo "verify: go vet"
-go vet ./... || fail=1
-go vet -tags e2e ./e2e/... || fail=1
+for m in "${modules[@]}"; do
+  (cd "$m" && go vet ./... && go vet -tags e2e ./...) || fail=1
+done
+
+echo "verify: go mod tidy"
+for m in "${modules[@]}"; do
+  if ! (cd "$m" && go mod tidy -diff); then
+    echo "  $m/go.mod or go.sum is not tidy: run go mod tidy in $m" >&2
+    fail=1
+  fi
+done
 
 echo "verify: golangci-lint"
 lint=$root/bin/tools/golangci-lint
@@ -41,7 +53,12 @@ if [[ ! -x $lint || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   (cd hack/tools/lint && go build -o "$lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
   echo "$want" >"$stamp"
 fi
-"$lint" run --build-tags e2e ./... || fail=1
+for m in "${modules[@]}"; do
+  (cd "$m" && "$lint" run --build-tags e2e ./...) || fail=1
+done
+
+echo "verify: Dockerfiles cover the packages their binaries import"
+{ hack/verify-dockerfiles.sh && hack/verify-dockerfiles_test.sh; } || fail=1
 
 if ((fail)); then
   echo "verify: FAILED" >&2

@@ -12,22 +12,12 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
-// Reasons and messages of the events that hooks record on the DeploymentConfig. A message
-// takes the stage, the hook pod's name and the attempt note (" (attempt 2 of 3)", empty
-// when the hook runs once); a failure also takes the exit ("exit 1") and the decision.
-const (
-	ReasonHookStarted    = "HookStarted"
-	MessageHookStarted   = "%s hook %s%s started"
-	ReasonHookSucceeded  = "HookSucceeded"
-	MessageHookSucceeded = "%s hook %s%s succeeded"
-	ReasonHookFailed     = "HookFailed"
-	MessageHookFailed    = "%s hook %s%s failed (%s): %s"
-)
-
 // EventComponent is the source component of the deployer's events.
 const EventComponent = "stagehand-deployer"
 
-// EventRecorder records an event on the DeploymentConfig of a revision.
+// EventRecorder records an event on the DeploymentConfig of a revision. The reasons and
+// messages of hook events are v1alpha1.EventHook* and v1alpha1.MsgHook*, in the API, so
+// that readers of the events do not link this package.
 type EventRecorder interface {
 	Eventf(eventType, reason, messageFormat string, args ...any)
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -83,11 +84,11 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 			return err
 		}
 		note := attemptNote(attempt, maxAttempts)
-		r.events.Eventf(corev1.EventTypeNormal, ReasonHookStarted, MessageHookStarted, stage, pod.Name, note)
+		r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookStarted, v1alpha1.MsgHookStarted, stage, pod.Name, note)
 		r.printf("%s hook %s: running%s", stage, pod.Name, note)
 		err = r.executor.Execute(ctx, pod)
 		if err == nil {
-			r.events.Eventf(corev1.EventTypeNormal, ReasonHookSucceeded, MessageHookSucceeded, stage, pod.Name, note)
+			r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookSucceeded, v1alpha1.MsgHookSucceeded, stage, pod.Name, note)
 			r.printf("%s hook %s: succeeded", stage, pod.Name)
 			return nil
 		}
@@ -98,7 +99,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		delay := bo.NextBackOff()
 		fits := r.deadline.IsZero() || r.now().Add(delay).Before(r.deadline)
 		decision := Decide(hook.FailurePolicy, attempt, maxAttempts, fits)
-		r.events.Eventf(corev1.EventTypeWarning, ReasonHookFailed, MessageHookFailed, stage, pod.Name, note, exitText(failed.ExitCode), decisionText(decision, hook.FailurePolicy))
+		r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookFailed, v1alpha1.MsgHookFailed, stage, pod.Name, note, exitText(failed.ExitCode), decisionText(decision, hook.FailurePolicy))
 		r.log.WithFields(logrus.Fields{"stage": stage, "pod": pod.Name, "exitCode": failed.ExitCode, "decision": decision}).Warn("hook failed")
 		switch decision {
 		case DecisionIgnore:
@@ -122,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 // attempt when it is still running (a deployer run again adopts it), the one after it
 // when it failed (the failed pod stays for inspection), else 1.
 func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int, err error) {
-	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: selector(r.revision, stage)})
+	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(r.revision, stage).String()})
 	if err != nil {
 		return false, 0, fmt.Errorf("listing the %s hook pods of %s: %w", stage, r.revision.Name, err)
 	}
@@ -153,7 +154,7 @@ func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int
 // deployer calls it once the rollout is complete. Failed hook pods stay for inspection
 // until the revision is pruned (their ownerReference removes them).
 func (r *Runner) DeleteSucceeded(ctx context.Context) error {
-	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: selector(r.revision, "")})
+	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(r.revision, "").String()})
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", r.revision.Name, err)
 	}
@@ -167,15 +168,6 @@ func (r *Runner) DeleteSucceeded(ctx context.Context) error {
 		r.log.WithField("pod", pod.Name).Debug("deleted the succeeded hook pod")
 	}
 	return nil
-}
-
-// selector selects the hook pods of rs at stage; every stage when stage is "".
-func selector(rs *appsv1.ReplicaSet, stage string) string {
-	s := v1alpha1.ConfigLabel + "=" + rs.Labels[v1alpha1.ConfigLabel] + "," + v1alpha1.RevisionLabel + "=" + rs.Labels[v1alpha1.RevisionLabel]
-	if stage == "" {
-		return s + "," + v1alpha1.HookStageLabel
-	}
-	return s + "," + v1alpha1.HookStageLabel + "=" + stage
 }
 
 func (r *Runner) printf(format string, args ...any) {

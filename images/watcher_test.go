@@ -112,11 +112,11 @@ func TestWatcherSharesPollers(t *testing.T) {
 	reg := newTestRegistry(t)
 	digest := reg.pushRandom(t, "team/app:stable")
 	ref := reg.ref("team/app:stable")
-	const interval = 100 * time.Millisecond
-	w, n := newTestWatcher(WatcherOptions{Interval: interval})
+	// No timed check within the test: every check is the first one or answers a poke, so
+	// the manifest requests can be counted exactly.
+	w, n := newTestWatcher(WatcherOptions{Interval: time.Hour})
 	runWatcher(t, w)
 
-	start := time.Now()
 	w.SetWatches("ns/one", []Watch{{Ref: ref}, {Ref: ref}})
 	waitForDigest(t, w, ref, digest)
 	w.SetWatches("ns/two", []Watch{{Ref: ref}})
@@ -127,14 +127,16 @@ func TestWatcherSharesPollers(t *testing.T) {
 	assert.Len(t, w.pollers, 1)
 	w.mu.Unlock()
 
-	time.Sleep(10 * interval)
-	heads := len(reg.manifestRequests())
-	elapsed := time.Since(start)
-	// One poller asks at most once per interval (plus the first check); two would ask
-	// twice as often.
-	assert.LessOrEqual(t, heads, int(elapsed/interval)+1)
-	assert.GreaterOrEqual(t, heads, 2)
-	assert.Equal(t, 1, n.count("ns/one"))
+	// One poller asks once per check; a poller per watch would ask three times.
+	const pokes = 3
+	for i := range pokes {
+		require.Equal(t, 1, w.Poke(ref), "the three watches of one reference share one poller")
+		require.Eventually(t, func() bool { return len(reg.manifestRequests()) >= i+2 }, eventually, 5*time.Millisecond,
+			"the check that answers poke %d", i+1)
+	}
+	waitForDigest(t, w, ref, digest)
+	assert.Len(t, reg.manifestRequests(), 1+pokes, "one request for the first check and one per poke")
+	assert.Equal(t, 1, n.count("ns/one"), "the digest did not change")
 	assert.Equal(t, 1, n.count("ns/two"))
 
 	// Other credentials mean another poller.
@@ -143,6 +145,7 @@ func TestWatcherSharesPollers(t *testing.T) {
 	w.mu.Lock()
 	assert.Len(t, w.pollers, 2)
 	w.mu.Unlock()
+	assert.Equal(t, 2, w.Poke(ref))
 }
 
 func TestWatcherStopsWithoutSubscribers(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
@@ -68,6 +69,13 @@ func (c *KubeClients) ScaleReplicaSet(ctx context.Context, name string, replicas
 		_, err = rsClient.UpdateScale(ctx, name, update, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// IsWatchListSemanticsUnSupported reports whether Client cannot stream the initial list
+// of a watch (WatchList), like the fake clientset of unit tests. A PodTracker over these
+// clients then lists and watches instead.
+func (c *KubeClients) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(c.Client)
 }
 
 // ListPods lists pods.

@@ -38,7 +38,9 @@ func StartPodTracker(ctx context.Context, pods Pods, selector string) (*PodTrack
 	}
 	notify := func(any) { t.notify() }
 	store, controller := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
+		// pods tells whether its client can stream the initial list (WatchList); the fake
+		// clientset cannot.
+		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, pods),
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    notify,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/stagehand-dev/stagehand/controller"
+	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/internal/version"
 )
 
@@ -73,7 +73,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.Float64Var(&cfg.RegistryQPS, "registry-qps", cfg.RegistryQPS, "requests per second to one registry, shared by every watched tag on it")
 	fs.IntVar(&cfg.RegistryBurst, "registry-burst", cfg.RegistryBurst, "burst of requests to one registry")
 	fs.StringVar(&cfg.RegistryWebhookSecretFile, "registry-webhook-secret-file", cfg.RegistryWebhookSecretFile,
-		"file holding the shared secret of the registry push webhook ("+controller.RegistryWebhookPath+" on the metrics address); empty: no webhook")
+		"file holding the shared secret of the registry push webhook ("+imagetrigger.RegistryWebhookPath+" on the metrics address); empty: no webhook")
 	insecure := strings.Join(cfg.InsecureRegistries, ",")
 	fs.StringVar(&insecure, "insecure-registries", insecure, "comma-separated registries (host[:port]) reached over plain HTTP; loopback registries always are")
 	if err := fs.Parse(args); err != nil {

@@ -1,5 +1,5 @@
-// Command stagehand-controller runs Stagehand's watch controllers: the DeploymentConfig
-// controller and the deployer-pod controller (docs/controller.md).
+// Command stagehand-controller runs Stagehand's watch controllers: the DeploymentConfig,
+// deployer-pod and image-trigger controllers (docs/controller.md).
 package main
 
 import (
@@ -24,6 +24,8 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/controller"
+	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
 	"github.com/stagehand-dev/stagehand/internal/logging"
 	"github.com/stagehand-dev/stagehand/internal/version"
 )
@@ -106,12 +108,12 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	workqueue.SetProvider(controller.NewWorkqueueMetricsProvider(reg))
-	metrics := controller.NewMetrics(reg)
+	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
+	metrics := plumbing.NewMetrics(reg)
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Workers: cfg.Workers, Resync: cfg.Resync,
-		Triggers: controller.TriggerOptions{
+		Triggers: imagetrigger.Options{
 			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
 			Insecure: insecureRegistries(cfg.InsecureRegistries),
 		},
@@ -135,11 +137,11 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		if err != nil {
 			return fmt.Errorf("reading the registry webhook secret: %w", err)
 		}
-		hook, err := controller.NewRegistryWebhook(strings.TrimSpace(string(raw)), mgr.Triggers.Watcher(), log)
+		hook, err := imagetrigger.NewRegistryWebhook(strings.TrimSpace(string(raw)), mgr.Triggers.Watcher(), log)
 		if err != nil {
 			return fmt.Errorf("--registry-webhook-secret-file %s: %w", cfg.RegistryWebhookSecretFile, err)
 		}
-		extra[controller.RegistryWebhookPath] = hook
+		extra[imagetrigger.RegistryWebhookPath] = hook
 	}
 	serverDone, err := serveHealth(ctx, cfg.MetricsAddr, reg, ready, extra, log)
 	if err != nil {

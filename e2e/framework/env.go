@@ -15,6 +15,7 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
 
 // KubeconfigEnv names the variable that points the suite at an existing cluster. When it
@@ -32,6 +33,20 @@ type Env struct {
 
 	cluster *localcluster.Cluster
 	tmpDir  string
+}
+
+// ClusterMissing returns why Start has no cluster to give on this machine ("" when it has
+// one): E2E_KUBECONFIG is not set, and the local control plane is not built. A TestMain
+// hands the reason to gate.Check, and its tests to gate.Require.
+func ClusterMissing() string {
+	if os.Getenv(KubeconfigEnv) != "" {
+		return ""
+	}
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		return err.Error()
+	}
+	return localcluster.ControlPlaneMissing(localcluster.DefaultBinDir(root))
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -78,6 +93,12 @@ func (e *Env) startLocal(ctx context.Context) error {
 		return err
 	}
 	e.tmpDir = dir
+	// The registry starts when docker-registry is installed; without it the tests that push
+	// images skip, except in CI, where the suite fails instead.
+	noRegistry, err := gate.Check(localcluster.RegistryMissing())
+	if err != nil {
+		return err
+	}
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -85,7 +106,7 @@ func (e *Env) startLocal(ctx context.Context) error {
 	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
 		Dir:      filepath.Join(dir, "cluster"),
 		BinDir:   localcluster.DefaultBinDir(e.RepoRoot),
-		Registry: registryWanted(),
+		Registry: !noRegistry,
 		Log:      logrus.NewEntry(log),
 	})
 	if err != nil {

@@ -2,8 +2,6 @@ package framework
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,15 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
-
-// registryWanted reports whether the local cluster starts its registry: when docker-registry
-// is installed, and always in CI (CI=true), where a missing one must fail the suite rather
-// than skip the tests that push images. `make test` installs it (hack/install-registry.sh).
-func registryWanted() bool {
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	return ci || localcluster.RegistryMissing() == ""
-}
 
 // Registry returns the local cluster's container registry: its address (plain HTTP on
 // 127.0.0.1), and the credentials that the repositories under its ProtectedPrefix need.
@@ -43,7 +34,8 @@ func (e *Env) RequireRegistry(t *testing.T) *localcluster.Registry {
 	case e.cluster == nil:
 		t.Skip("no registry: the cluster comes from " + KubeconfigEnv + ", and the suite's registry runs only on its local cluster")
 	default:
-		t.Skip(localcluster.RegistryMissing())
+		gate.Require(t, localcluster.RegistryMissing())
+		t.Skip("the local cluster started without its registry")
 	}
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/nodeagent"
-	"github.com/stagehand-dev/stagehand/internal/logging"
 )
 
 // agentStopTimeout bounds how long the in-process agent may take to stop its pods.
@@ -95,7 +94,7 @@ func (c *Cluster) startAgent(ctx context.Context) error {
 	} else {
 		// client-go logs through klog, which writes to stderr: noise between a test's
 		// lines. Its lines go to the cluster's logger (info at Debug) until the agent stops.
-		restoreKlog := logging.RouteKlog(c.log.WithField("component", "client-go"))
+		restoreKlog := RouteKlog(c.log.WithField("component", "client-go"))
 		a, err := startInProcessAgent(ctx, c.layout, c.state.Nodes, c.RESTConfig(), c.log.Logger.GetLevel())
 		if err != nil {
 			restoreKlog()

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package localcluster
 
 import (
@@ -5,40 +7,29 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
 
-// requireControlPlane returns the folder with the control-plane binaries. Without them the
-// test is skipped locally and fails in CI, where hack/build-controlplane.sh must have run.
+// requireControlPlane returns the folder with the control-plane binaries, or skips the
+// test (fails it in CI) when they are not built.
 func requireControlPlane(t *testing.T) string {
 	t.Helper()
 	root, err := FindRepoRoot()
 	require.NoError(t, err)
 	bin := DefaultBinDir(root)
-	if _, err := os.Stat(filepath.Join(bin, apiserverName)); err != nil {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); !ci {
-			t.Skipf("control plane not built (%v); run hack/build-controlplane.sh", err)
-		}
-		t.Fatalf("control plane not built in CI (%v); hack/build-controlplane.sh must run first", err)
-	}
+	gate.Require(t, ControlPlaneMissing(bin))
 	return bin
-}
-
-func testLog(t *testing.T) *logrus.Entry {
-	logger := logrus.New()
-	logger.SetOutput(t.Output())
-	return logrus.NewEntry(logger)
 }
 
 func TestControlPlane(t *testing.T) {

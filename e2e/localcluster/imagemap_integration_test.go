@@ -1,3 +1,5 @@
+//go:build e2e
+
 package localcluster
 
 import (
@@ -19,7 +21,7 @@ import (
 // runs the mapped binary directly, wherever the image keeps it.
 func TestMappedImageRunsShellCommandsAndAliases(t *testing.T) {
 	bin := requireControlPlane(t)
-	testapp := buildCommand(t, "./e2e/testapp", "stagehand-testapp")
+	testapp := buildCommand(t, "e2e", "./testapp", "stagehand-testapp")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// Given a cluster that maps example.com/mapped to testapp, also known as testapp-alias

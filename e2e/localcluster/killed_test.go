@@ -1,3 +1,5 @@
+//go:build e2e
+
 package localcluster
 
 // Nothing a cluster started may outlive it: not when its test binary is killed with
@@ -61,7 +63,7 @@ func TestKilledTestBinaryLeavesNoProcessBehind(t *testing.T) {
 // `down` of a cluster that `up` started in the background stops all of it.
 func TestDownLeavesNoProcessOrPortOfADetachedCluster(t *testing.T) {
 	bin := requireControlPlane(t)
-	exe := buildCommand(t, "./e2e/localcluster/cmd/stagehand-localcluster", "stagehand-localcluster")
+	exe := buildCommand(t, "e2e/localcluster", "./cmd/stagehand-localcluster", "stagehand-localcluster")
 	dir := t.TempDir()
 	t.Cleanup(func() {
 		if err := Down(dir); err != nil { // only does something when this test failed
@@ -101,9 +103,10 @@ func TestDownLeavesNoProcessOrPortOfADetachedCluster(t *testing.T) {
 	assert.Empty(t, pidFiles, "down removes the pid files")
 }
 
-// buildCommand builds the main package pkg of this tree into a temporary folder as name,
-// for tests that need a real binary (for example `up`, which runs `<binary> agent`).
-func buildCommand(t *testing.T, pkg, name string) string {
+// buildCommand builds the main package pkg of the Go module in moduleDir (relative to the
+// repository root) into a temporary folder as name, for tests that need a real binary (for
+// example `up`, which runs `<binary> agent`).
+func buildCommand(t *testing.T, moduleDir, pkg, name string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -114,7 +117,7 @@ func buildCommand(t *testing.T, pkg, name string) string {
 	exe := filepath.Join(t.TempDir(), name)
 	began := time.Now()
 	build := exec.Command(goTool, "build", "-o", exe, pkg)
-	build.Dir = root
+	build.Dir = filepath.Join(root, moduleDir)
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building %s:\n%s", name, out)
 	t.Logf("built %s in %s", name, time.Since(began).Round(time.Millisecond))

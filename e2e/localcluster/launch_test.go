@@ -1,8 +1,9 @@
+//go:build e2e
+
 package localcluster
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,19 +46,4 @@ func TestLaunchRetriesWhenPortTaken(t *testing.T) {
 	assert.Equal(t, 2, attempts)
 	assert.Len(t, c.procs, 1, "the failed attempt is forgotten")
 	assert.Contains(t, logTail(c.layout.logFile(etcdName), 1000), "address already in use")
-}
-
-func TestDownWithNothingRunning(t *testing.T) {
-	dir := t.TempDir()
-	assert.NoError(t, Down(filepath.Join(dir, "missing")))
-
-	l := layout{dir: dir}
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "pids"), 0o755))
-	// A pid that exists but started at another time is not ours: Down leaves it alone.
-	reused := fmt.Sprintf("%d 1\n", os.Getpid()) // this test's pid, with a start time it never had
-	require.NoError(t, os.WriteFile(l.pidFile(apiserverName), []byte(reused), 0o644))
-	require.NoError(t, os.WriteFile(l.pidFile(etcdName), []byte("999999999 1\n"), 0o644))
-	assert.NoError(t, Down(dir))
-	files, _ := filepath.Glob(l.pidFile("*"))
-	assert.Empty(t, files, "Down removes stale pid files")
 }

@@ -38,8 +38,7 @@ const (
 )
 
 // RegistryMissing returns why the registry cannot run ("" when it can): docker-registry is
-// not on PATH. Callers skip their tests locally and fail in CI (CI=true), where `make test`
-// installs it.
+// not on PATH. Tests hand the reason to gate.Require.
 func RegistryMissing() string {
 	if _, err := exec.LookPath(registryBinary); err != nil {
 		return fmt.Sprintf("%s is not installed (%v); run hack/install-registry.sh or `make registry`",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // KubernetesVersion is the control-plane version that hack/build-controlplane.sh builds.
@@ -13,22 +14,50 @@ const KubernetesVersion = "v1.36.3"
 // DirEnv names the environment variable that overrides the default cluster folder.
 const DirEnv = "STAGEHAND_LOCALCLUSTER_DIR"
 
-// FindRepoRoot walks up from the working directory to the folder that holds go.mod.
+// repoModule is the Go module at the repository root. The local cluster has a go.mod of
+// its own, and so has e2e/, so the root is found by its module line, not by any go.mod.
+const repoModule = "github.com/stagehand-dev/stagehand"
+
+// FindRepoRoot walks up from the working directory to the folder whose go.mod declares the
+// Stagehand module: the repository root, which holds bin/, deploy/ and .localcluster/.
 func FindRepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("finding the repository root: %w", err)
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("finding the repository root: %w", err)
 		}
+		if err == nil && declaresModule(data, repoModule) {
+			return dir, nil
+		}
 		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("finding the repository root: no go.mod above %s", wd)
+			return "", fmt.Errorf("finding the repository root: no go.mod of %s above %s", repoModule, wd)
 		}
 	}
+}
+
+// declaresModule reports whether the go.mod content declares module path.
+func declaresModule(gomod []byte, path string) bool {
+	for line := range strings.Lines(string(gomod)) {
+		if fields := strings.Fields(line); len(fields) == 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == path
+		}
+	}
+	return false
+}
+
+// ControlPlaneMissing returns why the local control plane cannot start from binDir (""
+// when it can): one of its binaries is not there. Tests hand the reason to gate.Require.
+func ControlPlaneMissing(binDir string) string {
+	for _, name := range []string{etcdName, apiserverName, controllerManagerName, schedulerName} {
+		if _, err := os.Stat(filepath.Join(binDir, name)); err != nil {
+			return fmt.Sprintf("control plane not built (%v); run `make controlplane` (hack/build-controlplane.sh)", err)
+		}
+	}
+	return ""
 }
 
 // DefaultBinDir is where hack/build-controlplane.sh puts the control-plane binaries.

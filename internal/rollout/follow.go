@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
-	"github.com/stagehand-dev/stagehand/hookpod"
 )
 
 // RolloutFailed is the error of Follow when the followed rollout fails.
@@ -80,7 +80,7 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 		f.rs, f.phase, f.ready = rs.Name, "", ""
 		fmt.Fprintf(f.out, "Following revision %s (cause: %s)\n", rs.Name, causeText(rs.Annotations))
 	}
-	phase := Phase(rs)
+	phase := revision.Phase(rs)
 	if phase != f.phase {
 		f.phase = phase
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, phase)
@@ -130,7 +130,7 @@ func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig
 	sort.SliceStable(list.Items, func(i, j int) bool { return eventTime(list.Items[i]).Before(eventTime(list.Items[j])) })
 	for _, e := range list.Items {
 		switch e.Reason {
-		case hookpod.ReasonHookStarted, hookpod.ReasonHookSucceeded, hookpod.ReasonHookFailed:
+		case v1alpha1.EventHookStarted, v1alpha1.EventHookSucceeded, v1alpha1.EventHookFailed:
 		default:
 			continue
 		}

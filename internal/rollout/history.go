@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -35,10 +36,11 @@ func (c *Client) History(ctx context.Context, name string) ([]HistoryEntry, erro
 	}
 	out := make([]HistoryEntry, 0, len(st.Revisions))
 	for _, rs := range st.Revisions {
+		n, _ := revision.Number(rs)
 		e := HistoryEntry{
-			Revision: Number(rs),
+			Revision: n,
 			Name:     rs.Name,
-			Phase:    string(Phase(rs)),
+			Phase:    string(revision.Phase(rs)),
 			Reason:   rs.Annotations[v1alpha1.StatusReasonAnnotation],
 			Cause:    causeText(rs.Annotations),
 			Images:   images(rs.Spec.Template.Spec.Containers),
@@ -86,7 +88,7 @@ func (c *Client) RevisionTemplate(ctx context.Context, name string, n int64) (*c
 	if rs == nil {
 		return nil, fmt.Errorf("revision %d of %s does not exist (kept: %s)", n, st.Name(), st.summary())
 	}
-	spec, err := Snapshot(rs)
+	spec, err := revision.Snapshot(rs)
 	if err != nil {
 		return nil, err
 	}

@@ -11,29 +11,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 // Logs copies the log of a revision's deployer pod to out; it carries the hooks' logs
 // too. revision 0 means the latest. With follow it waits for a deployer pod that is not
 // running yet and streams until the pod ends (or ctx does).
-func (c *Client) Logs(ctx context.Context, name string, revision int64, follow bool, out io.Writer) error {
+func (c *Client) Logs(ctx context.Context, name string, number int64, follow bool, out io.Writer) error {
 	st, err := c.Get(ctx, name)
 	if err != nil {
 		return err
 	}
-	if revision == 0 {
-		revision = st.DC.Status.LatestVersion
+	if number == 0 {
+		number = st.DC.Status.LatestVersion
 	}
-	if revision == 0 {
+	if number == 0 {
 		return refused("%s has no revision yet", st.Name())
 	}
-	rs := st.Revision(revision)
+	rs := st.Revision(number)
 	if rs == nil {
-		return refused("revision %d of %s does not exist (kept: %s)", revision, st.Name(), st.summary())
+		return refused("revision %d of %s does not exist (kept: %s)", number, st.Name(), st.summary())
 	}
 	pod := v1alpha1.DeployerPodName(rs.Name)
-	if follow && !Phase(rs).IsTerminal() {
+	if follow && !revision.Phase(rs).IsTerminal() {
 		if err := c.waitStarted(ctx, pod); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -55,7 +56,7 @@ func (c *Client) Retry(ctx context.Context, name string) (*Requested, error) {
 			if latest == nil {
 				return refused("%s has no revision to retry", st.Name())
 			}
-			if p := Phase(latest); p != v1alpha1.RevisionPhaseFailed {
+			if p := revision.Phase(latest); p != v1alpha1.RevisionPhaseFailed {
 				return refused("only a Failed latest revision can be retried, and %s is %s", latest.Name, p)
 			}
 			return nil
@@ -126,13 +127,13 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 			return err
 		}
 		rs = st.Latest()
-		if rs == nil || Phase(rs).IsTerminal() {
+		if rs == nil || revision.Phase(rs).IsTerminal() {
 			if req := st.pendingRequest(); req != nil {
 				return refused("the %s request of %s has not started a revision yet; cancel once it has", req.Action, st.Name())
 			}
 			what := "no revision"
 			if rs != nil {
-				what = fmt.Sprintf("revision %s is %s", rs.Name, Phase(rs))
+				what = fmt.Sprintf("revision %s is %s", rs.Name, revision.Phase(rs))
 			}
 			return refused("no rollout of %s is in progress: %s", st.Name(), what)
 		}
@@ -149,7 +150,7 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 	}
 	out := &Cancelled{RevisionName: rs.Name}
 	for i := len(st.Revisions) - 1; i >= 0; i-- {
-		if Phase(st.Revisions[i]) == v1alpha1.RevisionPhaseComplete {
+		if revision.Phase(st.Revisions[i]) == v1alpha1.RevisionPhaseComplete {
 			out.Serving = st.Revisions[i].Name
 			break
 		}
@@ -159,7 +160,7 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 		if err != nil {
 			return false, nil //nolint:nilerr // keep waiting through a transient error; the timeout bounds it
 		}
-		return Phase(live).IsTerminal(), nil
+		return revision.Phase(live).IsTerminal(), nil
 	})
 	out.Done = err == nil
 	return out, nil

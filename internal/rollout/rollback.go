@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -66,7 +67,7 @@ func planRollback(st *State, opts RollbackOptions) (*RollbackPlan, error) {
 	to := opts.ToRevision
 	if to == 0 {
 		for i := len(st.Revisions) - 1; i >= 0; i-- {
-			if n := Number(st.Revisions[i]); n < latest && Phase(st.Revisions[i]) == v1alpha1.RevisionPhaseComplete {
+			if n, _ := revision.Number(st.Revisions[i]); n < latest && revision.Phase(st.Revisions[i]) == v1alpha1.RevisionPhaseComplete {
 				to = n
 				break
 			}
@@ -83,7 +84,7 @@ func planRollback(st *State, opts RollbackOptions) (*RollbackPlan, error) {
 	if target == nil {
 		return nil, refused("revision %d of %s no longer exists: it was pruned (revisionHistoryLimit). Kept: %s", to, st.Name(), st.summary())
 	}
-	old, err := Snapshot(target)
+	old, err := revision.Snapshot(target)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func planRollback(st *State, opts RollbackOptions) (*RollbackPlan, error) {
 		}
 	}
 	plan.Spec = *spec
-	if rs := st.Latest(); rs != nil && !Phase(rs).IsTerminal() {
+	if rs := st.Latest(); rs != nil && !revision.Phase(rs).IsTerminal() {
 		plan.Supersedes = rs.Name
 	}
 	return plan, nil
@@ -123,7 +124,8 @@ func (s *State) summary() string {
 	}
 	parts := make([]string, 0, len(s.Revisions))
 	for _, rs := range s.Revisions {
-		parts = append(parts, fmt.Sprintf("%d %s", Number(rs), Phase(rs)))
+		n, _ := revision.Number(rs)
+		parts = append(parts, fmt.Sprintf("%d %s", n, revision.Phase(rs)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -32,8 +32,8 @@ func specWith(image string, replicas int32, strategy v1alpha1.DeploymentStrategy
 	}
 }
 
-// revision is revision n as the controller leaves it, with spec as its snapshot.
-func revision(t *testing.T, n int64, phase v1alpha1.RevisionPhase, spec v1alpha1.DeploymentConfigSpec) *appsv1.ReplicaSet {
+// revisionRS is revision n as the controller leaves it, with spec as its snapshot.
+func revisionRS(t *testing.T, n int64, phase v1alpha1.RevisionPhase, spec v1alpha1.DeploymentConfigSpec) *appsv1.ReplicaSet {
 	t.Helper()
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
@@ -53,9 +53,9 @@ func history(t *testing.T, latestPhase v1alpha1.RevisionPhase) *State {
 		DC: &v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: current,
 			Status: v1alpha1.DeploymentConfigStatus{LatestVersion: 3}},
 		Revisions: []*appsv1.ReplicaSet{
-			revision(t, 1, v1alpha1.RevisionPhaseComplete, specWith("app@sha256:1", 5, v1alpha1.DeploymentStrategyTypeRecreate)),
-			revision(t, 2, v1alpha1.RevisionPhaseFailed, specWith("app:2", 2, v1alpha1.DeploymentStrategyTypeRolling)),
-			revision(t, 3, latestPhase, current),
+			revisionRS(t, 1, v1alpha1.RevisionPhaseComplete, specWith("app@sha256:1", 5, v1alpha1.DeploymentStrategyTypeRecreate)),
+			revisionRS(t, 2, v1alpha1.RevisionPhaseFailed, specWith("app:2", 2, v1alpha1.DeploymentStrategyTypeRolling)),
+			revisionRS(t, 3, latestPhase, current),
 		},
 	}
 }

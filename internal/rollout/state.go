@@ -14,8 +14,6 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
 
 	"github.com/google/uuid"
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -65,28 +64,13 @@ func (c *Client) Get(ctx context.Context, name string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the revisions of %s: %w", name, err)
 	}
-	st := &State{DC: dc}
-	for i := range list.Items {
-		rs := &list.Items[i]
-		if ref := metav1.GetControllerOfNoCopy(rs); ref == nil || ref.UID != dc.UID {
-			continue
-		}
-		if Number(rs) > 0 {
-			st.Revisions = append(st.Revisions, rs)
-		}
-	}
-	sort.Slice(st.Revisions, func(i, j int) bool { return Number(st.Revisions[i]) < Number(st.Revisions[j]) })
+	st := &State{DC: dc, Revisions: revision.Owned(dc.UID, revision.Pointers(list.Items))}
 	return st, nil
 }
 
 // Revision returns revision n, or nil when it does not exist (not yet, or pruned).
 func (s *State) Revision(n int64) *appsv1.ReplicaSet {
-	for _, rs := range s.Revisions {
-		if Number(rs) == n {
-			return rs
-		}
-	}
-	return nil
+	return revision.Find(s.Revisions, n)
 }
 
 // Latest is the revision status.latestVersion names, or nil.
@@ -94,28 +78,6 @@ func (s *State) Latest() *appsv1.ReplicaSet { return s.Revision(s.DC.Status.Late
 
 // Name is "deploymentconfig/<name>", the way kubectl names objects.
 func (s *State) Name() string { return "deploymentconfig/" + s.DC.Name }
-
-// Number is a revision's number, from its revision label; 0 when it has none.
-func Number(rs *appsv1.ReplicaSet) int64 {
-	n, err := strconv.ParseInt(rs.Labels[v1alpha1.RevisionLabel], 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
-// Phase is a revision's phase; a revision without the annotation is New.
-func Phase(rs *appsv1.ReplicaSet) v1alpha1.RevisionPhase {
-	if p := v1alpha1.RevisionPhase(rs.Annotations[v1alpha1.PhaseAnnotation]); p != "" {
-		return p
-	}
-	return v1alpha1.RevisionPhaseNew
-}
-
-// Snapshot decodes the spec that a revision ran (its config-snapshot annotation).
-func Snapshot(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
-	return v1alpha1.RevisionSnapshot(rs)
-}
 
 // pendingRequest is the DC's rollout request when the controller has not acted on it yet.
 func (s *State) pendingRequest() *v1alpha1.RolloutRequest {
@@ -138,7 +100,7 @@ func (s *State) inFlight() string {
 	if latest == nil {
 		return fmt.Sprintf("revision %d is being created", s.DC.Status.LatestVersion)
 	}
-	if p := Phase(latest); !p.IsTerminal() {
+	if p := revision.Phase(latest); !p.IsTerminal() {
 		return fmt.Sprintf("revision %s is %s", latest.Name, p)
 	}
 	return ""

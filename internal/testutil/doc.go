@@ -1,5 +1,5 @@
-// Package testutil holds the object builders and cluster helpers that Stagehand's
-// integration tests share: DeploymentConfigs and hand-made revisions (ReplicaSets with the
-// labels, annotations and ownerReference of DESIGN.md §4), CRD installation, and a pod
-// watcher that records what a rollout did.
+// Package testutil holds the object builders that Stagehand's tests share, unit tests and
+// the integration tests in e2e/integration alike: DeploymentConfigs and hand-made revisions
+// (ReplicaSets with the labels, annotations and ownerReference of DESIGN.md §4). It needs no
+// cluster; the cluster helpers live in e2e/framework.
 package testutil

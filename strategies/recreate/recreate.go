@@ -43,6 +43,19 @@ func (r *Recreate) WithoutMidHook() *Recreate {
 	return &c
 }
 
+// FirstRollout returns the first-rollout strategy of Rolling (a rolling.FirstRollout): for
+// the Rolling params, Recreate with their timeoutSeconds and pre and post hooks, without
+// the mid hook, stopping where until says.
+func FirstRollout(clients strategies.Clients, hooks strategies.HookRunner, out *strategies.Progress,
+	minReadySeconds int32) func(v1alpha1.RollingDeploymentStrategyParams, strategies.Until) strategies.Strategy {
+	return func(params v1alpha1.RollingDeploymentStrategyParams, until strategies.Until) strategies.Strategy {
+		recreate := New(clients, hooks, out, v1alpha1.RecreateDeploymentStrategyParams{
+			TimeoutSeconds: params.TimeoutSeconds, Pre: params.Pre, Post: params.Post,
+		}, minReadySeconds)
+		return recreate.WithoutMidHook().WithUntil(until)
+	}
+}
+
 // WithUntil returns a copy that stops where until says, with strategies.ErrUntilReached:
 // after the pre or mid hook, or once until.Target(desired) new pods are available (for
 // 100%: after the rollout, before the post hook).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
-	"github.com/stagehand-dev/stagehand/strategies/recreate"
 )
 
 // Rolling replaces old pods with new ones a few at a time. Build it with New.
@@ -19,16 +18,25 @@ type Rolling struct {
 	out             *strategies.Progress
 	params          v1alpha1.RollingDeploymentStrategyParams
 	minReadySeconds int32
+	// first deploys the first revision, which has no old one to roll from.
+	first FirstRollout
 	// until stops the rollout early (stagehand-deployer --until).
 	until strategies.Until
 }
 
 var _ strategies.Strategy = &Rolling{}
 
-// New returns the Rolling strategy with the defaulted params.
+// FirstRollout builds the strategy that deploys the first revision (no old one) with the
+// Rolling params, stopping where until says. DESIGN.md §6: it behaves like Recreate
+// without the mid hook, with the pre and post hooks and timeoutSeconds of params. The
+// deployer passes recreate.FirstRollout.
+type FirstRollout func(params v1alpha1.RollingDeploymentStrategyParams, until strategies.Until) strategies.Strategy
+
+// New returns the Rolling strategy with the defaulted params. first deploys the first
+// revision; it is required.
 func New(clients strategies.Clients, hooks strategies.HookRunner, out *strategies.Progress,
-	params v1alpha1.RollingDeploymentStrategyParams, minReadySeconds int32) *Rolling {
-	return &Rolling{clients: clients, hooks: hooks, out: out, params: params, minReadySeconds: minReadySeconds}
+	params v1alpha1.RollingDeploymentStrategyParams, minReadySeconds int32, first FirstRollout) *Rolling {
+	return &Rolling{clients: clients, hooks: hooks, out: out, params: params, minReadySeconds: minReadySeconds, first: first}
 }
 
 // WithUntil returns a copy that stops where until says, with strategies.ErrUntilReached:
@@ -41,7 +49,7 @@ func (r *Rolling) WithUntil(until strategies.Until) *Rolling {
 }
 
 // Deploy runs pre hook → the surge/unavailable loop → post hook. The first revision
-// (from == nil) is deployed like Recreate without a mid hook. Run again after a partial
+// (from == nil) is deployed by the FirstRollout strategy given to New. Run again after a partial
 // run, it continues from the replicas it finds; a hook that already succeeded for the
 // revision is not run again.
 func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
@@ -50,10 +58,10 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 		return strategies.Invalidf("--until=mid: the Rolling strategy has no mid hook; use pre or a percentage")
 	}
 	if from == nil {
-		first := recreate.New(r.clients, r.hooks, r.out, v1alpha1.RecreateDeploymentStrategyParams{
-			TimeoutSeconds: r.params.TimeoutSeconds, Pre: r.params.Pre, Post: r.params.Post,
-		}, r.minReadySeconds)
-		return first.WithoutMidHook().WithUntil(r.until).Deploy(ctx, nil, to, desired)
+		if r.first == nil {
+			return fmt.Errorf("deploying the first revision %s: the Rolling strategy was built without a first-rollout strategy", to.Name)
+		}
+		return r.first(r.params, r.until).Deploy(ctx, nil, to, desired)
 	}
 	surge, unavailable, err := Fenceposts(r.params.MaxSurge, r.params.MaxUnavailable, desired)
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
-	"github.com/stagehand-dev/stagehand/internal/logging"
 )
 
 const usage = `usage: stagehand-localcluster <command> [flags]
@@ -44,7 +43,7 @@ $STAGEHAND_LOCALCLUSTER_DIR, else .localcluster under the repository root.
 func main() {
 	logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
 	// client-go's klog lines join ours: its info at Debug, its errors at Error.
-	logging.RouteKlog(logrus.WithField("component", "client-go"))
+	localcluster.RouteKlog(logrus.WithField("component", "client-go"))
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

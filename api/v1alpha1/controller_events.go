@@ -1,0 +1,98 @@
+package v1alpha1
+
+// Event reasons and their messages, in pairs, of the events that the controllers record.
+// Every event is recorded on the DeploymentConfig, so `kubectl describe dc/<name>` tells
+// the story of its rollouts. They live in the API so that readers of the events (the
+// kubectl plugin, tests, users' tooling) need not link the controllers.
+const (
+	// EventRevisionCreated: a new revision (ReplicaSet) was created.
+	EventRevisionCreated = "RevisionCreated"
+	// MsgRevisionCreated takes the revision name and its cause.
+	MsgRevisionCreated = "Created revision %s (cause: %s)"
+
+	// EventRolloutRetried: a retry request reset the Failed latest revision to New.
+	EventRolloutRetried = "RolloutRetried"
+	// MsgRolloutRetried takes the revision name.
+	MsgRolloutRetried = "Revision %s is retried: its failed deployer and hook pods were deleted and it starts again"
+
+	// EventImageTriggered: an ImageChange trigger pinned a new digest into the template.
+	EventImageTriggered = "ImageTriggered"
+	// MsgImageTriggered takes the list of "<tag> is now <repo@sha256:...>".
+	MsgImageTriggered = "New image digest pinned: %s"
+
+	// EventImageResolveFailed: a watched tag could not be resolved (Warning).
+	EventImageResolveFailed = "ImageResolveFailed"
+	// MsgImageResolveFailed takes the tag and the registry's error.
+	MsgImageResolveFailed = "Cannot resolve %s: %s. Check the image name, the registry, and the pull secrets of the pods (imagePullSecrets)"
+
+	// EventInvalidRolloutRequest: the rollout-request annotation could not be read.
+	EventInvalidRolloutRequest = "InvalidRolloutRequest"
+	// MsgInvalidRolloutRequest takes the error.
+	MsgInvalidRolloutRequest = "Ignoring the rollout request: %v. Remove the annotation, or make it again with kubectl stagehand rollout"
+
+	// EventRevisionSuperseded: a newer revision cancelled a running one.
+	EventRevisionSuperseded = "RolloutSuperseded"
+	// MsgRevisionSuperseded takes the revision name.
+	MsgRevisionSuperseded = "Revision %s was superseded by a newer revision; its deployer and hook pods are deleted"
+
+	// EventRevisionCancelled: a revision marked cancelled was stopped.
+	EventRevisionCancelled = "RolloutCancelled"
+	// MsgRevisionCancelled takes the revision name.
+	MsgRevisionCancelled = "Revision %s was cancelled; its deployer and hook pods are deleted"
+
+	// EventDeployerPodCreated: the deployer pod of a revision was created.
+	EventDeployerPodCreated = "DeployerPodCreated"
+	// MsgDeployerPodCreated takes the pod name and the revision name.
+	MsgDeployerPodCreated = "Created deployer pod %s for revision %s"
+
+	// EventDeployerPodCreateFailed: the apiserver refused the deployer pod.
+	EventDeployerPodCreateFailed = "DeployerPodCreateFailed"
+	// MsgDeployerPodCreateFailed takes the pod name, the error and the deadline.
+	MsgDeployerPodCreateFailed = "Cannot create deployer pod %s: %v. Check the namespace's quota, admission policies and the stagehand-deployer service account; the revision fails at %s if this persists"
+
+	// EventRolloutPending, EventRolloutRunning, EventRolloutComplete and EventRolloutFailed
+	// follow the revision's phase.
+	EventRolloutPending = "RolloutPending"
+	// MsgRolloutPending takes the revision name.
+	MsgRolloutPending = "Revision %s: the deployer pod is pending"
+	// EventRolloutRunning is recorded when the deployer pod runs.
+	EventRolloutRunning = "RolloutRunning"
+	// MsgRolloutRunning takes the revision name.
+	MsgRolloutRunning = "Revision %s: the deployer pod is running"
+	// EventRolloutComplete is recorded when the deployer exited 0.
+	EventRolloutComplete = "RolloutComplete"
+	// MsgRolloutComplete takes the revision name.
+	MsgRolloutComplete = "Revision %s is complete"
+	// EventRolloutFailed is a Warning with the outcome's reason and message.
+	EventRolloutFailed = "RolloutFailed"
+	// MsgRolloutFailed takes the revision name, the reason and the message.
+	MsgRolloutFailed = "Revision %s failed: %s: %s"
+
+	// EventRevisionScaled: the controller scaled a revision after the rollout ended.
+	EventRevisionScaled = "RevisionScaled"
+	// MsgRevisionScaled takes the revision name, the old and the new replica count.
+	MsgRevisionScaled = "Scaled revision %s from %d to %d"
+
+	// EventRevisionPruned: an old revision beyond revisionHistoryLimit was deleted.
+	EventRevisionPruned = "RevisionPruned"
+	// MsgRevisionPruned takes the revision name and the limit.
+	MsgRevisionPruned = "Deleted old revision %s (revisionHistoryLimit %d)"
+
+	// EventDeployerAccessCreated: the deployer's ServiceAccount or RoleBinding was created.
+	EventDeployerAccessCreated = "DeployerAccessCreated"
+	// MsgDeployerAccessCreated takes the kind and the name.
+	MsgDeployerAccessCreated = "Created %s %s for the deployer pods of this namespace"
+
+	// EventSyncFailed: a sync kept failing and its retries ran out.
+	EventSyncFailed = "SyncFailed"
+	// MsgSyncFailed takes the error.
+	MsgSyncFailed = "Giving up after repeated failures: %v"
+)
+
+// Reasons of the Available condition (the Progressing reasons are in revision.go).
+const (
+	// ReasonMinimumReplicasAvailable: at least replicas − maxUnavailable pods are available.
+	ReasonMinimumReplicasAvailable = "MinimumReplicasAvailable"
+	// ReasonMinimumReplicasUnavailable: fewer pods are available than that.
+	ReasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
+)

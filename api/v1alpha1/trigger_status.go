@@ -1,0 +1,24 @@
+package v1alpha1
+
+// ImageTriggers returns the parameters of the DeploymentConfig's ImageChange triggers, in
+// the order of spec.triggers.
+func (dc *DeploymentConfig) ImageTriggers() []*DeploymentTriggerImageChangeParams {
+	var out []*DeploymentTriggerImageChangeParams
+	for i := range dc.Spec.Triggers {
+		t := &dc.Spec.Triggers[i]
+		if t.Type == DeploymentTriggerOnImageChange && t.ImageChangeParams != nil {
+			out = append(out, t.ImageChangeParams)
+		}
+	}
+	return out
+}
+
+// TriggerImage is the status.triggerImages entry of the watched tag from, or nil.
+func (dc *DeploymentConfig) TriggerImage(from string) *TriggerImageStatus {
+	for i := range dc.Status.TriggerImages {
+		if dc.Status.TriggerImages[i].From == from {
+			return &dc.Status.TriggerImages[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package deployerpod
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+
+// NewPod is the one function that builds a revision's deployer pod (DESIGN.md §5,
+// docs/deployer-contract.md). strategy and template come from the revision's config
+// snapshot, so the pod runs what the revision was created with; deployerImage is the
+// controller's built-in strategy image.
+func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployerImage string) *corev1.Pod {
+	strategy := spec.Strategy
+	config := rs.Labels[v1alpha1.ConfigLabel]
+
+	labels := map[string]string{}
+	for k, v := range strategy.Labels {
+		labels[k] = v
+	}
+	labels[v1alpha1.ConfigLabel] = config
+	labels[v1alpha1.RevisionLabel] = rs.Labels[v1alpha1.RevisionLabel]
+	labels[v1alpha1.DeployerPodForLabel] = rs.Name
+
+	var annotations map[string]string
+	if len(strategy.Annotations) > 0 {
+		annotations = make(map[string]string, len(strategy.Annotations))
+		for k, v := range strategy.Annotations {
+			annotations[k] = v
+		}
+	}
+
+	// A plain (non-controller) owner: the ReplicaSet controller must not adopt or count the
+	// pod, but deleting the revision deletes its deployer pod.
+	owner := metav1.OwnerReference{APIVersion: rsKind.GroupVersion().String(), Kind: rsKind.Kind, Name: rs.Name, UID: rs.UID}
+
+	env := []corev1.EnvVar{
+		{Name: v1alpha1.EnvRevision, Value: rs.Name},
+		{Name: v1alpha1.EnvNamespace, Value: rs.Namespace},
+		{Name: v1alpha1.EnvOpenShiftDeploymentName, Value: rs.Name},
+		{Name: v1alpha1.EnvOpenShiftDeploymentNamespace, Value: rs.Namespace},
+	}
+	image := deployerImage
+	var command []string
+	if p := strategy.CustomParams; p != nil {
+		if strategy.Type == v1alpha1.DeploymentStrategyTypeCustom && p.Image != "" {
+			image = p.Image
+		}
+		command = append(command, p.Command...)
+		env = append(env, p.Environment...)
+	}
+
+	tmpl := spec.Template.Spec
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            v1alpha1.DeployerPodName(rs.Name),
+			Namespace:       rs.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: corev1.PodSpec{
+			ServiceAccountName:    v1alpha1.DeployerServiceAccountName,
+			RestartPolicy:         corev1.RestartPolicyNever,
+			ActiveDeadlineSeconds: strategy.ActiveDeadlineSeconds,
+			NodeSelector:          tmpl.NodeSelector,
+			Tolerations:           tmpl.Tolerations,
+			ImagePullSecrets:      tmpl.ImagePullSecrets,
+			Containers: []corev1.Container{{
+				Name:                     v1alpha1.DeployerContainerName,
+				Image:                    image,
+				Command:                  command,
+				Env:                      env,
+				Resources:                strategy.Resources,
+				TerminationMessagePath:   v1alpha1.DefaultTerminationMessagePath,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			}},
+		},
+	}
+	return pod.DeepCopy() // nothing shared with the snapshot or the cache
+}

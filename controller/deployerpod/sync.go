@@ -1,0 +1,185 @@
+package deployerpod
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/phase"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// syncRevision brings one revision's deployer pod and phase forward.
+//
+// Invariant 2 (at most one deployer pod per revision, ever) rests on three things: the
+// pod's name is deterministic, so a second Create is AlreadyExists; a pod is only created
+// for a revision that the apiserver (not the cache) says is New and not cancelled; and the
+// move to Pending carries the resourceVersion read before the Create, so if the revision
+// was cancelled in between, the update conflicts and the new pod is deleted at once. A
+// revision whose pod disappeared is never given another one: it is Pending or Running by
+// then, and it fails with DeployerPodGone.
+func (c *Controller) syncRevision(ctx context.Context, key string) error {
+	dc, rs := c.lookup(key)
+	if rs == nil || dc == nil {
+		c.forgetGone(key)
+		return nil // gone, or not a revision of a DC we know: nothing to run
+	}
+	current := revision.Phase(rs)
+	if current.IsTerminal() {
+		c.forgetGone(key)
+		return nil
+	}
+	log := plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name)
+
+	if revision.Cancelled(rs) {
+		reason := v1alpha1.ReasonCancelled
+		if revision.Superseded(rs) {
+			reason = v1alpha1.ReasonSuperseded
+		}
+		t := phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: reason, Msg: "the rollout was cancelled"}
+		if err := c.transition(ctx, dc, rs, t); err != nil {
+			return err
+		}
+		return phase.DeletePods(ctx, c.kube, rs)
+	}
+
+	pod, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
+	if apierrors.IsNotFound(err) {
+		if current == v1alpha1.RevisionPhaseNew {
+			return c.createDeployerPod(ctx, dc, rs)
+		}
+		return c.deployerPodMissing(ctx, key, dc, rs)
+	}
+	if err != nil {
+		return err
+	}
+	c.forgetGone(key)
+
+	next := revisionPhaseFor(pod)
+	if revision.PhaseRank(next) <= revision.PhaseRank(current) {
+		return nil
+	}
+	t := phase.Transition{Phase: next}
+	if next.IsTerminal() {
+		out := podOutcome(pod)
+		t.Reason, t.Msg = out.Reason, out.Message
+	}
+	log.WithField("phase", next).Debug("Deployer pod moved on")
+	return c.transition(ctx, dc, rs, t)
+}
+
+// transition writes t and records it.
+func (c *Controller) transition(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, t phase.Transition) error {
+	updated, err := phase.Write(ctx, c.kube, rs, t)
+	if err != nil || updated == nil {
+		return err
+	}
+	phase.Record(c.recorder, c.metrics, dc, rs, t)
+	l := plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name).WithField("phase", t.Phase)
+	if t.Reason != "" {
+		l = l.WithField("reason", t.Reason)
+	}
+	l.Info("Revision moved to a new phase")
+	return nil
+}
+
+// createDeployerPod creates the deployer pod of a New revision and moves it to Pending.
+func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.DeploymentConfig, cached *appsv1.ReplicaSet) error {
+	live, err := c.kube.AppsV1().ReplicaSets(cached.Namespace).Get(ctx, cached.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading revision %s: %w", cached.Name, err)
+	}
+	if revision.Phase(live) != v1alpha1.RevisionPhaseNew || revision.Cancelled(live) {
+		return nil // the cache is behind; the update event brings the revision back
+	}
+	spec, err := revision.Snapshot(live)
+	if err != nil {
+		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
+			Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()})
+	}
+	defaulted := &v1alpha1.DeploymentConfig{Spec: *spec}
+	v1alpha1.SetDefaults(defaulted)
+	spec = &defaulted.Spec
+
+	pod := NewPod(live, spec, c.deployerImage)
+	_, err = c.kube.CoreV1().Pods(live.Namespace).Create(ctx, pod, plumbing.CreateOptions())
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// Created by an earlier sync that did not get to write Pending.
+	case err != nil:
+		return c.deployerPodNotCreated(ctx, dc, live, spec, pod.Name, err)
+	default:
+		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventDeployerPodCreated, v1alpha1.MsgDeployerPodCreated, pod.Name, live.Name)
+	}
+
+	err = c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhasePending})
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	fresh, getErr := c.kube.AppsV1().ReplicaSets(live.Namespace).Get(ctx, live.Name, metav1.GetOptions{})
+	if getErr != nil {
+		return fmt.Errorf("reading revision %s after a conflict: %w", live.Name, getErr)
+	}
+	if revision.Cancelled(fresh) || revision.Phase(fresh).IsTerminal() {
+		// Cancelled while the pod was being created: it must not run.
+		return phase.DeletePods(ctx, c.kube, fresh)
+	}
+	return err // retried: the pod is in the cache by then and its phase takes over
+}
+
+// deployerPodNotCreated handles a refused Create: a Warning event and a retry with
+// back-off until the strategy's timeout, counted from the start of the revision's run, has
+// passed; then the revision fails. A check is also scheduled for the deadline itself, so
+// that the revision never stays New after the queue's retries run out.
+func (c *Controller) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet,
+	spec *v1alpha1.DeploymentConfigSpec, podName string, createErr error) error {
+	deadline := runStart(rs).Add(revision.Timeout(&spec.Strategy))
+	if !c.now().Before(deadline) {
+		return c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
+			Reason: v1alpha1.ReasonDeployerPodNotAdmit,
+			Msg:    fmt.Sprintf("the deployer pod %s could not be created: %v", podName, createErr)})
+	}
+	c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventDeployerPodCreateFailed, v1alpha1.MsgDeployerPodCreateFailed,
+		podName, createErr, deadline.UTC().Format(time.RFC3339))
+	key, _ := cache.MetaNamespaceKeyFunc(rs)
+	c.queue.AddAfter(key, deadline.Sub(c.now())+time.Second)
+	return fmt.Errorf("creating deployer pod %s: %w", podName, createErr)
+}
+
+// deployerPodMissing handles a Pending or Running revision whose deployer pod is not in
+// the cache: tolerated for a few requeues, then confirmed with the apiserver.
+func (c *Controller) deployerPodMissing(ctx context.Context, key string, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet) error {
+	if c.countGone(key) <= podGoneTolerance {
+		return plumbing.RequeueAfter(podGoneRequeue, "the deployer pod is not in the cache")
+	}
+	_, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	if err == nil {
+		return plumbing.RequeueAfter(podGoneRequeue, "the deployer pod exists but the cache has not seen it")
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
+	}
+	c.forgetGone(key)
+	return c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
+		Reason: v1alpha1.ReasonDeployerPodGone, Msg: "deployer pod no longer exists"})
+}
+
+// runStart is when the revision's current run started: its creation, or its last retry.
+func runStart(rs *appsv1.ReplicaSet) time.Time {
+	start := rs.CreationTimestamp.Time
+	if at, err := time.Parse(time.RFC3339, rs.Annotations[v1alpha1.RetriedAtAnnotation]); err == nil && at.After(start) {
+		return at
+	}
+	return start
+}

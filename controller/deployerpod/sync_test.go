@@ -1,0 +1,225 @@
+package deployerpod
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+func TestBuildDeployerPodContract(t *testing.T) {
+	dc := controllertest.DC("web", "app:1", 1)
+	dc.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"}
+	dc.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	dc.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	deadline := int64(900)
+	dc.Spec.Strategy = v1alpha1.DeploymentStrategy{
+		Type:                  v1alpha1.DeploymentStrategyTypeCustom,
+		ActiveDeadlineSeconds: &deadline,
+		Labels:                map[string]string{"team": "a"},
+		Annotations:           map[string]string{"note": "x"},
+		Resources:             corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+		CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
+			Image: "custom:1", Command: []string{"/run"}, Environment: []corev1.EnvVar{{Name: "EXTRA", Value: "1"}},
+		},
+	}
+	rs := controllertest.Revision(t, dc, 3, v1alpha1.RevisionPhaseNew, 0)
+	pod := deployerPod(t, rs, "")
+
+	assert.Equal(t, "web-3-deploy", pod.Name)
+	assert.Equal(t, "ns", pod.Namespace)
+	assert.Equal(t, map[string]string{"team": "a", v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "3", v1alpha1.DeployerPodForLabel: "web-3"}, pod.Labels)
+	assert.Equal(t, map[string]string{"note": "x"}, pod.Annotations)
+	require.Len(t, pod.OwnerReferences, 1)
+	assert.Equal(t, "ReplicaSet", pod.OwnerReferences[0].Kind)
+	assert.Equal(t, rs.UID, pod.OwnerReferences[0].UID)
+	assert.Nil(t, pod.OwnerReferences[0].Controller, "not a controller reference")
+	assert.Equal(t, "stagehand-deployer", pod.Spec.ServiceAccountName)
+	assert.Equal(t, corev1.RestartPolicyNever, pod.Spec.RestartPolicy)
+	assert.Equal(t, int64(900), *pod.Spec.ActiveDeadlineSeconds)
+	assert.Equal(t, map[string]string{"zone": "a"}, pod.Spec.NodeSelector)
+	assert.Len(t, pod.Spec.Tolerations, 1)
+	assert.Equal(t, "pull", pod.Spec.ImagePullSecrets[0].Name)
+	require.Len(t, pod.Spec.Containers, 1)
+	c := pod.Spec.Containers[0]
+	assert.Equal(t, "deployer", c.Name)
+	assert.Equal(t, "custom:1", c.Image)
+	assert.Equal(t, []string{"/run"}, c.Command)
+	assert.Equal(t, corev1.TerminationMessageFallbackToLogsOnError, c.TerminationMessagePolicy)
+	assert.Equal(t, "100m", c.Resources.Limits.Cpu().String())
+	assert.Equal(t, []corev1.EnvVar{
+		{Name: "STAGEHAND_REVISION", Value: "web-3"}, {Name: "STAGEHAND_NAMESPACE", Value: "ns"},
+		{Name: "OPENSHIFT_DEPLOYMENT_NAME", Value: "web-3"}, {Name: "OPENSHIFT_DEPLOYMENT_NAMESPACE", Value: "ns"},
+		{Name: "EXTRA", Value: "1"},
+	}, c.Env)
+
+	// Built-in strategies run the controller's deployer image.
+	builtin := controllertest.Revision(t, controllertest.DC("web", "app:1", 1), 1, v1alpha1.RevisionPhaseNew, 0)
+	assert.Equal(t, "stagehand/deployer:test", deployerPod(t, builtin, "").Spec.Containers[0].Image)
+	assert.Nil(t, deployerPod(t, builtin, "").Spec.Containers[0].Command)
+}
+
+func TestRevisionPhaseFor(t *testing.T) {
+	tests := []struct {
+		pod  corev1.PodPhase
+		want v1alpha1.RevisionPhase
+	}{
+		{corev1.PodPending, v1alpha1.RevisionPhasePending},
+		{"", v1alpha1.RevisionPhasePending},
+		{corev1.PodRunning, v1alpha1.RevisionPhaseRunning},
+		{corev1.PodSucceeded, v1alpha1.RevisionPhaseComplete},
+		{corev1.PodFailed, v1alpha1.RevisionPhaseFailed},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.pod), func(t *testing.T) {
+			assert.Equal(t, tt.want, revisionPhaseFor(&corev1.Pod{Status: corev1.PodStatus{Phase: tt.pod}}))
+		})
+	}
+}
+
+func TestParseTerminationMessage(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	tests := []struct {
+		name, raw, reason, message string
+	}{
+		{name: "contract JSON", raw: `{"reason":"HookFailed","message":"boom"}`, reason: "HookFailed", message: "boom"},
+		{name: "JSON with spaces", raw: "  {\"reason\":\"TimedOut\",\"message\":\" slow \"}\n", reason: "TimedOut", message: "slow"},
+		{name: "plain text", raw: "  panic: oops\n", reason: "Failed", message: "panic: oops"},
+		{name: "JSON without reason", raw: `{"message":"m"}`, reason: "Failed", message: `{"message":"m"}`},
+		{name: "empty", raw: "", reason: "Failed", message: ""},
+		{name: "long log tail", raw: long, reason: "Failed", message: "..." + long[:v1alpha1.MaxStatusMessage-3]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parseTerminationMessage(tt.raw)
+			assert.Equal(t, tt.reason, got.Reason)
+			assert.Equal(t, tt.message, got.Message)
+		})
+	}
+}
+
+func TestPodOutcomeDeadlineExceeded(t *testing.T) {
+	d := int64(60)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{ActiveDeadlineSeconds: &d},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}}
+	assert.Equal(t, v1alpha1.ReasonDeadlineExceeded, podOutcome(pod).Reason)
+}
+
+func terminated(pod *corev1.Pod, code int32, message string) *corev1.Pod {
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "deployer",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: message}}}}
+	return pod
+}
+
+func TestSyncRevisionMapsPodPhase(t *testing.T) {
+	tests := []struct {
+		name       string
+		phase      v1alpha1.RevisionPhase
+		pod        *corev1.Pod
+		wantPhase  string
+		wantReason string
+	}{
+		{name: "pending", phase: "Pending", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, wantPhase: "Pending"},
+		{name: "running", phase: "Pending", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, wantPhase: "Running"},
+		{name: "succeeded", phase: "Running", pod: terminated(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, 0, ""), wantPhase: "Complete", wantReason: "Completed"},
+		{name: "failed with JSON", phase: "Running", pod: terminated(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, 3, `{"reason":"HookFailed","message":"boom"}`), wantPhase: "Failed", wantReason: "HookFailed: boom"},
+		{name: "never backwards", phase: "Running", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, wantPhase: "Running"},
+		{name: "terminal stays", phase: "Failed", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, wantPhase: "Failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+			rs := controllertest.Revision(t, dc, 1, tt.phase, 0)
+			pod := deployerPod(t, rs, "")
+			pod.Status = tt.pod.Status
+			f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, pod)
+			require.NoError(t, f.syncRevision("web-1"))
+			got := f.GetRS("web-1")
+			assert.Equal(t, tt.wantPhase, got.Annotations[v1alpha1.PhaseAnnotation])
+			assert.Equal(t, tt.wantReason, got.Annotations[v1alpha1.StatusReasonAnnotation])
+		})
+	}
+}
+
+func TestSyncRevisionCreatesOneDeployerPod(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs)
+
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, []string{"get replicasets", "create pods", "update replicasets"}, f.Actions())
+	assert.Equal(t, "Pending", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+
+	// A stale cache that still says New: the apiserver says Pending, so no second Create.
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, []string{"get replicasets"}, f.Actions())
+}
+
+func TestSyncRevisionNeverRecreatesAPodForATerminalRevision(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	cached := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	live := cached.DeepCopy()
+	live.Annotations[v1alpha1.PhaseAnnotation] = "Failed"
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, live)
+	f.Cache(cached) // the cache lags: it still sees New
+
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.NotContains(t, f.Actions(), "create pods")
+}
+
+func TestSyncRevisionDeployerPodGone(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseRunning, 0)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs)
+	for i := 0; i < podGoneTolerance; i++ {
+		err := f.syncRevision("web-1")
+		require.Error(t, err)
+		require.True(t, plumbing.IsRequeue(err), "tolerated %d: %v", i, err)
+		assert.Equal(t, "Running", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+	}
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	assert.Equal(t, "DeployerPodGone: deployer pod no longer exists", got.Annotations[v1alpha1.StatusReasonAnnotation])
+	assert.NotContains(t, f.Actions(), "create pods")
+}
+
+func TestSyncRevisionCreateFailureFailsAfterTimeout(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	rs.CreationTimestamp = metav1.NewTime(metav1.Now().Add(-700e9)) // 700 s ago, past the 600 s timeout
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs)
+	f.Kube.PrependReactor("create", "pods", controllertest.Forbidden)
+
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	assert.True(t, strings.HasPrefix(got.Annotations[v1alpha1.StatusReasonAnnotation], v1alpha1.ReasonDeployerPodNotAdmit+": "))
+
+	// Before the timeout: a Warning and a retry, the revision stays New.
+	rs2 := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	rs2.CreationTimestamp = metav1.Now()
+	f = newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs2)
+	f.Kube.PrependReactor("create", "pods", controllertest.Forbidden)
+	require.Error(t, f.syncRevision("web-1"))
+	assert.Equal(t, "New", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+	assert.Contains(t, <-f.Events.Events, v1alpha1.EventDeployerPodCreateFailed)
+
+	// A revision created long ago but retried just now counts from its retry.
+	rs3 := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	rs3.CreationTimestamp = metav1.NewTime(metav1.Now().Add(-700e9))
+	rs3.Annotations[v1alpha1.RetriedAtAnnotation] = metav1.Now().UTC().Format(time.RFC3339)
+	f = newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs3)
+	f.Kube.PrependReactor("create", "pods", controllertest.Forbidden)
+	require.Error(t, f.syncRevision("web-1"))
+	assert.Equal(t, "New", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation], "a retried revision gets the whole timeout again")
+}

@@ -1,0 +1,158 @@
+package deploymentconfig
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	dclisters "github.com/stagehand-dev/stagehand/api/client/listers/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// QueueName names the DeploymentConfig controller's queue in the metrics.
+const QueueName = "deploymentconfig"
+
+// Controller turns DeploymentConfigs into revisions: it triggers new
+// revisions, supersedes running ones, scales revisions once a rollout ended, prunes old
+// ones and reports the status. It never runs a rollout itself; the deployer pod does.
+type Controller struct {
+	kube      kubernetes.Interface
+	stagehand stagehandclient.Interface
+
+	dcLister  dclisters.DeploymentConfigLister
+	dcSynced  cache.InformerSynced
+	rsLister  appslisters.ReplicaSetLister
+	rsSynced  cache.InformerSynced
+	podLister corelisters.PodLister
+	podSynced cache.InformerSynced
+	saLister  corelisters.ServiceAccountLister
+	saSynced  cache.InformerSynced
+	rbLister  rbaclisters.RoleBindingLister
+	rbSynced  cache.InformerSynced
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	metrics  *plumbing.Metrics
+	log      *logrus.Entry
+	loop     *plumbing.Loop
+
+	// syncHandler is a field so that tests can call it directly.
+	syncHandler func(ctx context.Context, key string) error
+}
+
+// NewController wires the controller to its informers.
+func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interface, inf plumbing.Informers,
+	metrics *plumbing.Metrics, log *logrus.Entry) (*Controller, error) {
+	broadcaster, recorder := plumbing.NewRecorder("stagehand-deploymentconfig-controller")
+	c := &Controller{
+		kube:      kube,
+		stagehand: stagehand,
+		dcLister:  inf.DeploymentConfigs.Lister(),
+		dcSynced:  inf.DeploymentConfigs.Informer().HasSynced,
+		rsLister:  inf.ReplicaSets.Lister(),
+		rsSynced:  inf.ReplicaSets.Informer().HasSynced,
+		podLister: inf.DeployerPods.Lister(),
+		podSynced: inf.DeployerPods.Informer().HasSynced,
+		saLister:  inf.ServiceAccounts.Lister(),
+		saSynced:  inf.ServiceAccounts.Informer().HasSynced,
+		rbLister:  inf.RoleBindings.Lister(),
+		rbSynced:  inf.RoleBindings.Informer().HasSynced,
+		queue:     plumbing.NewQueue(QueueName),
+		recorder:  recorder,
+		metrics:   metrics,
+		log:       log.WithField("controller", QueueName),
+	}
+	c.syncHandler = c.syncDeploymentConfig
+	c.loop = &plumbing.Loop{
+		Name: QueueName, Queue: c.queue, Log: c.log, Events: broadcaster, Kube: kube,
+		Sync:   func(ctx context.Context, key string) error { return c.syncHandler(ctx, key) },
+		GiveUp: func(key string, err error) { plumbing.SyncFailed(c.dcLister, c.recorder, key, err) },
+		Synced: []cache.InformerSynced{c.dcSynced, c.rsSynced, c.podSynced, c.saSynced, c.rbSynced},
+	}
+
+	handlers := []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{inf.DeploymentConfigs.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueue,
+			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueue) },
+			DeleteFunc: c.enqueue,
+		}},
+		{inf.ReplicaSets.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueOwner,
+			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueOwner) },
+			DeleteFunc: c.enqueueOwner,
+		}},
+		{inf.DeployerPods.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueConfigOf,
+			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueConfigOf) },
+			DeleteFunc: c.enqueueConfigOf,
+		}},
+		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespace}},
+		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespace}},
+	}
+	for _, h := range handlers {
+		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+			return nil, fmt.Errorf("adding an event handler: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Run starts workers and blocks until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
+
+func (c *Controller) enqueue(obj any) { plumbing.EnqueueKey(c.queue, obj) }
+
+// enqueueOwner enqueues the DC that controls a revision.
+func (c *Controller) enqueueOwner(obj any) {
+	rs, ok := plumbing.UnwrapTombstone(obj).(*appsv1.ReplicaSet)
+	if !ok {
+		return
+	}
+	if name := revision.OwnerConfig(rs); name != "" {
+		c.queue.Add(rs.Namespace + "/" + name)
+	}
+}
+
+// enqueueConfigOf enqueues the DC of a deployer pod.
+func (c *Controller) enqueueConfigOf(obj any) {
+	pod, ok := plumbing.UnwrapTombstone(obj).(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if name := pod.Labels[v1alpha1.ConfigLabel]; name != "" {
+		c.queue.Add(pod.Namespace + "/" + name)
+	}
+}
+
+// enqueueNamespace enqueues every DC of the namespace of a deleted ServiceAccount or
+// RoleBinding, so the deployer's access is recreated.
+func (c *Controller) enqueueNamespace(obj any) {
+	m, err := plumbing.MetaOf(plumbing.UnwrapTombstone(obj))
+	if err != nil {
+		return
+	}
+	dcs, err := c.dcLister.DeploymentConfigs(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, dc := range dcs {
+		c.queue.Add(dc.Namespace + "/" + dc.Name)
+	}
+}

@@ -1,0 +1,49 @@
+package deploymentconfig
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/deployerpod"
+	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
+)
+
+// fixture is the DeploymentConfig controller over the shared fake clientsets, so that a
+// test can call syncHandler directly and look at the actions.
+type fixture struct {
+	*controllertest.Fixture
+	dc *Controller
+}
+
+func newFixture(t *testing.T, dcs []*v1alpha1.DeploymentConfig, kubeObjs ...runtime.Object) *fixture {
+	t.Helper()
+	f := &fixture{Fixture: controllertest.New(t, dcs, kubeObjs...)}
+	var err error
+	f.dc, err = NewController(f.Kube, f.Stagehand, f.Informers, nil, logrus.NewEntry(logrus.New()))
+	require.NoError(t, err)
+	f.dc.recorder = f.Events
+	return f
+}
+
+func (f *fixture) syncDC(name string) error {
+	f.ClearActions()
+	return f.dc.syncHandler(context.Background(), "ns/"+name)
+}
+
+// deployerPod is the deployer pod of rs, as the deployer-pod controller creates it.
+func deployerPod(t *testing.T, rs *appsv1.ReplicaSet, phase corev1.PodPhase) *corev1.Pod {
+	t.Helper()
+	spec, err := revision.Snapshot(rs)
+	require.NoError(t, err)
+	pod := deployerpod.NewPod(rs, spec, "stagehand/deployer:test")
+	pod.Status.Phase = phase
+	return pod
+}

@@ -1,0 +1,107 @@
+package deploymentconfig
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// replicaTargets says how many replicas each revision runs once the latest rollout
+// ended (DESIGN.md §4 invariant 4): the newest Complete revision runs spec.replicas, every
+// other revision 0. With spec.test every revision runs 0.
+func replicaTargets(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) map[string]int32 {
+	targets := make(map[string]int32, len(revs))
+	for _, rs := range revs {
+		targets[rs.Name] = 0
+	}
+	if active := revision.NewestComplete(revs); active != nil && !dc.Spec.Test {
+		targets[active.Name] = revision.ConfigReplicas(dc)
+	}
+	return targets
+}
+
+// scaleRevisions applies replicaTargets. It also keeps the active revision's
+// desired-replicas annotation equal to spec.replicas, so that a later rollout or rollback
+// starts from the current size.
+func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
+	active := revision.NewestComplete(revs)
+	for _, rs := range revs {
+		want := replicaTargets(dc, revs)[rs.Name]
+		wantAnnotation := rs.Annotations[v1alpha1.DesiredReplicasAnnotation]
+		if rs == active && !dc.Spec.Test {
+			wantAnnotation = strconv.FormatInt(int64(want), 10)
+		}
+		if rsReplicas(rs) == want && rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
+			continue
+		}
+		scaled := rs.DeepCopy()
+		scaled.Spec.Replicas = &want
+		if scaled.Annotations == nil {
+			scaled.Annotations = map[string]string{}
+		}
+		scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = wantAnnotation
+		if _, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions()); err != nil {
+			return fmt.Errorf("scaling revision %s to %d: %w", rs.Name, want, err)
+		}
+		if old := rsReplicas(rs); old != want {
+			c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRevisionScaled, v1alpha1.MsgRevisionScaled, rs.Name, old, want)
+			plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("replicas", want).Info("Scaled revision")
+		}
+	}
+	return nil
+}
+
+// revisionsToPrune picks the revisions beyond revisionHistoryLimit: the oldest terminal
+// revisions that run no pods (0 replicas in spec and status), never the latest nor the
+// newest Complete one. revs is sorted oldest first.
+func revisionsToPrune(revs []*appsv1.ReplicaSet, latestVersion int64, limit int32) []*appsv1.ReplicaSet {
+	active := revision.NewestComplete(revs)
+	var candidates []*appsv1.ReplicaSet
+	for _, rs := range revs {
+		n, _ := revision.Number(rs)
+		if n == latestVersion || rs == active || !revision.Phase(rs).IsTerminal() {
+			continue
+		}
+		if rsReplicas(rs) != 0 || rs.Status.Replicas != 0 {
+			continue
+		}
+		candidates = append(candidates, rs)
+	}
+	if excess := len(candidates) - int(limit); excess > 0 {
+		return candidates[:excess]
+	}
+	return nil
+}
+
+func (c *Controller) pruneRevisions(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
+	limit := v1alpha1.DefaultRevisionHistoryLimit
+	if dc.Spec.RevisionHistoryLimit != nil {
+		limit = *dc.Spec.RevisionHistoryLimit
+	}
+	for _, rs := range revisionsToPrune(revs, dc.Status.LatestVersion, limit) {
+		// The precondition makes sure the ReplicaSet is the one this decision saw.
+		policy := metav1.DeletePropagationBackground
+		err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Delete(ctx, rs.Name, metav1.DeleteOptions{
+			Preconditions:     &metav1.Preconditions{UID: &rs.UID, ResourceVersion: &rs.ResourceVersion},
+			PropagationPolicy: &policy,
+		})
+		if apierrors.IsNotFound(err) {
+			continue // pruned already; the cache had not seen it
+		}
+		if err != nil {
+			return fmt.Errorf("pruning revision %s: %w", rs.Name, err)
+		}
+		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRevisionPruned, v1alpha1.MsgRevisionPruned, rs.Name, limit)
+		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).Info("Pruned revision")
+	}
+	return nil
+}

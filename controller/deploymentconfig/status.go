@@ -1,0 +1,128 @@
+package deploymentconfig
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// computeStatus derives the DC's status from its revisions. dc has defaults applied and
+// carries the status last written; latestVersion and details are kept as they are.
+func computeStatus(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) v1alpha1.DeploymentConfigStatus {
+	status := *dc.Status.DeepCopy()
+	status.ObservedGeneration = dc.Generation
+	status.Replicas, status.ReadyReplicas, status.AvailableReplicas, status.UpdatedReplicas = 0, 0, 0, 0
+	for _, rs := range revs {
+		status.Replicas += rs.Status.Replicas
+		status.ReadyReplicas += rs.Status.ReadyReplicas
+		status.AvailableReplicas += rs.Status.AvailableReplicas
+	}
+	status.UnavailableReplicas = max(0, status.Replicas-status.AvailableReplicas)
+	status.Phase = ""
+	if latest != nil {
+		status.UpdatedReplicas = latest.Status.Replicas
+		status.Phase = revision.Phase(latest)
+	}
+	status.Selector = selectorString(dc)
+
+	available := metav1.Condition{Type: v1alpha1.ConditionAvailable, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonMinimumReplicasUnavailable, ObservedGeneration: dc.Generation}
+	required := minAvailable(dc)
+	available.Message = fmt.Sprintf("%d of at least %d pods are available", status.AvailableReplicas, required)
+	if status.AvailableReplicas >= required {
+		available.Status, available.Reason = metav1.ConditionTrue, v1alpha1.ReasonMinimumReplicasAvailable
+	}
+	meta.SetStatusCondition(&status.Conditions, available)
+
+	if p, ok := progressing(dc, latest); ok {
+		meta.SetStatusCondition(&status.Conditions, p)
+	}
+	return status
+}
+
+// progressing is the Progressing condition for the latest revision; false when there is
+// nothing to say yet (no revision and not paused).
+func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: v1alpha1.ConditionProgressing, ObservedGeneration: dc.Generation}
+	switch {
+	case dc.Spec.Paused:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1alpha1.ReasonPaused, "the DeploymentConfig is paused; no new revision starts until it is resumed"
+	case latest == nil && dc.Status.LatestVersion == 0 && len(imagesWaiting(dc)) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1alpha1.ReasonWaitingForImages, waitingForImagesMessage(imagesWaiting(dc))
+	case latest == nil:
+		return c, false
+	default:
+		switch revision.Phase(latest) {
+		case v1alpha1.RevisionPhaseComplete:
+			c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonRolloutComplete, fmt.Sprintf("revision %s is complete", latest.Name)
+		case v1alpha1.RevisionPhaseFailed:
+			c.Status, c.Reason = metav1.ConditionFalse, v1alpha1.ReasonRolloutFailed
+			if revision.Cancelled(latest) {
+				c.Reason = v1alpha1.ReasonRolloutCancelled
+			}
+			c.Message = fmt.Sprintf("revision %s failed", latest.Name)
+			if s := latest.Annotations[v1alpha1.StatusReasonAnnotation]; s != "" {
+				c.Message = fmt.Sprintf("revision %s: %s", latest.Name, s)
+			}
+		default:
+			c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonNewReplicaSetCreated
+			c.Message = fmt.Sprintf("revision %s is rolling out (%s)", latest.Name, revision.Phase(latest))
+		}
+	}
+	return c, true
+}
+
+// minAvailable is the number of available pods the Available condition asks for:
+// spec.replicas − maxUnavailable for Rolling (rounded down, as the strategy does), and
+// spec.replicas otherwise. A test DC runs no pods once its rollout ended.
+func minAvailable(dc *v1alpha1.DeploymentConfig) int32 {
+	if dc.Spec.Test {
+		return 0
+	}
+	replicas := revision.ConfigReplicas(dc)
+	s := dc.Spec.Strategy
+	if s.Type != v1alpha1.DeploymentStrategyTypeRolling || s.RollingParams == nil || s.RollingParams.MaxUnavailable == nil {
+		return replicas
+	}
+	unavailable, err := intstr.GetScaledValueFromIntOrPercent(s.RollingParams.MaxUnavailable, int(replicas), false)
+	if err != nil {
+		return replicas
+	}
+	return max(0, replicas-int32(unavailable))
+}
+
+// selectorString is the DC's pod selector as a string, for the scale subresource and HPA.
+func selectorString(dc *v1alpha1.DeploymentConfig) string {
+	if dc.Spec.Selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector); err == nil {
+			return sel.String()
+		}
+	}
+	return labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: dc.Name}).String()
+}
+
+// updateStatus writes the status computed from the revisions when it differs from the
+// cached one. A conflict is retried by the queue.
+func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
+	revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) error {
+	status := computeStatus(dc, revs, latest)
+	if apiequality.Semantic.DeepEqual(cached.Status, status) {
+		return nil
+	}
+	update := cached.DeepCopy()
+	update.Status = status
+	if _, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, update, plumbing.UpdateOptions()); err != nil {
+		return fmt.Errorf("updating the status of %s: %w", dc.Name, err)
+	}
+	return nil
+}

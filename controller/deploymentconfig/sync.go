@@ -1,0 +1,167 @@
+package deploymentconfig
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// syncDeploymentConfig is the DeploymentConfig controller's one decision loop. The order
+// of its steps is what keeps DESIGN.md §4's invariants through crashes and restarts:
+//
+//  1. A latestVersion without its ReplicaSet (a crash between the two writes of step 3)
+//     gets its ReplicaSet now, before anything else.
+//  2. A non-terminal revision that is not the latest, or that is marked cancelled, is
+//     stopped: cancelled and Failed in one Update, then its pods are deleted.
+//  3. A config change while revision N is not terminal supersedes N (step 2's write);
+//     revision N+1 starts only once N is terminal and its deployer pod is gone, checked
+//     against the apiserver, not the cache. Then latestVersion is bumped first (an
+//     UpdateStatus with the DC's resourceVersion, so a stale cache conflicts instead of
+//     bumping twice) and the ReplicaSet is created second. A crash in between leaves a
+//     latestVersion without a ReplicaSet, which step 1 repairs: latestVersion never
+//     decreases and no revision N+2 is created while N+1 is not terminal.
+//  4. Once the latest revision is terminal and its deployer pod has finished, replicas are
+//     reconciled (the newest Complete revision runs spec.replicas, the others 0) and old
+//     revisions are pruned.
+//  5. The status is written when it changed.
+//
+// A rollout request (the rollout-request annotation, see v1alpha1.RolloutRequest) joins
+// in at steps 3 and 2b: a pending Latest or Rollback request asks for a new revision like
+// a config change does, whatever the triggers; a pending Retry resets the Failed latest
+// revision to New once its old deployer and hook pods are gone.
+func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return plumbing.Fatal(err)
+	}
+	cached, err := c.dcLister.DeploymentConfigs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil // deleted: the garbage collector removes its revisions and pods
+	}
+	if err != nil {
+		return err
+	}
+	if cached.DeletionTimestamp != nil {
+		return nil
+	}
+	dc := cached.DeepCopy()
+	v1alpha1.SetDefaults(dc)
+	log := plumbing.SyncLog(c.log, ns, name, v1alpha1.RevisionName(name, dc.Status.LatestVersion))
+	began := time.Now()
+	defer func() { log.WithField("duration", time.Since(began)).Debug("Synced the DeploymentConfig") }()
+
+	if err := c.ensureDeployerAccess(ctx, dc); err != nil {
+		return err
+	}
+
+	all, err := c.rsLister.ReplicaSets(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}))
+	if err != nil {
+		return err
+	}
+	revs := revision.Owned(dc.UID, all)
+	if n := len(revs); n > 0 {
+		if last, _ := revision.Number(revs[n-1]); last > dc.Status.LatestVersion {
+			// latestVersion is written before a ReplicaSet is created, so the DC in the
+			// cache is older than the ReplicaSets: wait for it instead of acting on it.
+			return plumbing.RequeueAfter(500*time.Millisecond, "the DeploymentConfig cache is behind its revisions")
+		}
+	}
+
+	req := c.rolloutRequest(dc)
+
+	// Step 1.
+	latest := revision.Find(revs, dc.Status.LatestVersion)
+	if dc.Status.LatestVersion > 0 && latest == nil {
+		if latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc, req)); err != nil {
+			return err
+		}
+		revs = append(revs, latest)
+	}
+
+	// Step 2.
+	stopped := false
+	for _, rs := range revs {
+		if revision.Phase(rs).IsTerminal() || (rs == latest && !revision.Cancelled(rs)) {
+			continue
+		}
+		reason := v1alpha1.ReasonCancelled
+		if rs != latest || revision.Superseded(rs) {
+			reason = v1alpha1.ReasonSuperseded
+		}
+		if err := c.stopRevision(ctx, dc, rs, reason); err != nil {
+			return err
+		}
+		stopped = true
+	}
+	if stopped {
+		return nil // the ReplicaSet updates bring the DC back with a fresh view
+	}
+
+	// Step 2b.
+	if !dc.Spec.Paused && pendingRetry(dc, latest, req) {
+		return c.retryRevision(ctx, dc, latest, req)
+	}
+
+	// Step 3.
+	if needsNewRevision(dc, latest, req) {
+		if latest != nil && !revision.Phase(latest).IsTerminal() {
+			log.Info("Config changed while a rollout runs: superseding it")
+			return c.stopRevision(ctx, dc, latest, v1alpha1.ReasonSuperseded)
+		}
+		if latest != nil {
+			settled, err := c.deployerSettled(ctx, latest)
+			if err != nil {
+				return err
+			}
+			if !settled {
+				return plumbing.RequeueAfter(time.Second, "waiting for the previous deployer pod to go away")
+			}
+		}
+		return c.startRevision(ctx, cached, dc, latest, pendingCreate(dc, req))
+	}
+
+	// Step 4.
+	if latest != nil && revision.Phase(latest).IsTerminal() && c.deployerFinishedInCache(latest) {
+		if err := c.scaleRevisions(ctx, dc, revs); err != nil {
+			return err
+		}
+		if err := c.pruneRevisions(ctx, dc, revs); err != nil {
+			return err
+		}
+	}
+
+	// Step 5.
+	return c.updateStatus(ctx, cached, dc, revs, latest)
+}
+
+// needsNewRevision reports whether a new revision is due: a pending Latest or Rollback
+// request asks for one whatever the triggers. The first revision starts once every
+// ImageChange trigger has resolved. After that, a template that differs from the latest
+// revision's snapshot starts one when there is a ConfigChange trigger, or when an image
+// trigger pinned a new digest. Nothing starts while the DC is paused.
+func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
+	if dc.Spec.Paused {
+		return false
+	}
+	if pendingCreate(dc, req) != nil {
+		return true
+	}
+	if latest == nil {
+		if dc.Status.LatestVersion != 0 || (!hasConfigChangeTrigger(dc) && len(dc.ImageTriggers()) == 0) {
+			return false
+		}
+		return len(imagesWaiting(dc)) == 0
+	}
+	if !templateChanged(dc, latest) {
+		return false
+	}
+	return hasConfigChangeTrigger(dc) || firedImageTrigger(dc, latest) != nil
+}

@@ -1,0 +1,112 @@
+// Package phase writes a revision's phase transitions (DESIGN.md §4), with their events
+// and metrics. Both the DeploymentConfig controller (which supersedes and cancels) and the
+// deployer-pod controller (which follows the deployer pod) move a revision's phase, and
+// both go through Write, so the phase only moves forward whoever writes it.
+package phase
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// Transition is one forward move of a revision's phase, with the outcome of a terminal one.
+type Transition struct {
+	Phase  v1alpha1.RevisionPhase
+	Reason string // for a terminal phase
+	Msg    string
+	Cancel bool // also set the cancelled annotation
+}
+
+// Write moves rs to t.Phase with an Update that carries rs's resourceVersion, so that two
+// writers (the DeploymentConfig and the deployer-pod controllers) conflict instead of
+// overwriting each other. It refuses to move a phase backwards or out of a terminal phase
+// and then returns (nil, nil).
+func Write(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet, t Transition) (*appsv1.ReplicaSet, error) {
+	current := revision.Phase(rs)
+	if current.IsTerminal() || revision.PhaseRank(t.Phase) <= revision.PhaseRank(current) {
+		return nil, nil
+	}
+	rs = rs.DeepCopy()
+	if rs.Annotations == nil {
+		rs.Annotations = map[string]string{}
+	}
+	rs.Annotations[v1alpha1.PhaseAnnotation] = string(t.Phase)
+	if t.Phase.IsTerminal() && t.Reason != "" {
+		rs.Annotations[v1alpha1.StatusReasonAnnotation] = revision.FormatStatusReason(t.Reason, t.Msg)
+	}
+	if t.Cancel {
+		rs.Annotations[v1alpha1.CancelledAnnotation] = "true"
+	}
+	updated, err := kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, plumbing.UpdateOptions())
+	if err != nil {
+		return nil, fmt.Errorf("moving revision %s from %s to %s: %w", rs.Name, current, t.Phase, err)
+	}
+	return updated, nil
+}
+
+// Record records the event and the metrics of a written transition on the DC.
+func Record(recorder record.EventRecorder, metrics *plumbing.Metrics, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, t Transition) {
+	if dc != nil {
+		switch t.Phase {
+		case v1alpha1.RevisionPhasePending:
+			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutPending, v1alpha1.MsgRolloutPending, rs.Name)
+		case v1alpha1.RevisionPhaseRunning:
+			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutRunning, v1alpha1.MsgRolloutRunning, rs.Name)
+		case v1alpha1.RevisionPhaseComplete:
+			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutComplete, v1alpha1.MsgRolloutComplete, rs.Name)
+		case v1alpha1.RevisionPhaseFailed:
+			recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventRolloutFailed, v1alpha1.MsgRolloutFailed, rs.Name, t.Reason, t.Msg)
+		}
+	}
+	if t.Phase.IsTerminal() {
+		RecordFinished(metrics, rs, t)
+	}
+}
+
+// RecordFinished records the metrics of a revision that reached a terminal phase.
+func RecordFinished(metrics *plumbing.Metrics, rs *appsv1.ReplicaSet, t Transition) {
+	metrics.RolloutFinished(StrategyOf(rs), string(t.Phase), t.Reason, time.Since(rs.CreationTimestamp.Time))
+}
+
+// StrategyOf is the strategy type in a revision's snapshot, for metric labels.
+func StrategyOf(rs *appsv1.ReplicaSet) string {
+	spec, err := revision.Snapshot(rs)
+	if err != nil || spec.Strategy.Type == "" {
+		return "Unknown"
+	}
+	return string(spec.Strategy.Type)
+}
+
+// DeletePods deletes a revision's deployer pod and its hook pods.
+func DeletePods(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet) error {
+	pods := kube.CoreV1().Pods(rs.Namespace)
+	err := pods.Delete(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
+	}
+	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, "").String()})
+	if err != nil {
+		return fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
+	}
+	for _, p := range hooks.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting hook pod %s of %s: %w", p.Name, rs.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package plumbing
+
+import (
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	rbacinformers "k8s.io/client-go/informers/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	stagehandscheme "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/scheme"
+	dcinformers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions/api/v1alpha1"
+	dclisters "github.com/stagehand-dev/stagehand/api/client/listers/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Informers are the caches the controllers read. The ReplicaSet informer holds only
+// revisions (label stagehand.dev/config), the pod informer only deployer pods (label
+// stagehand.dev/deployer-pod-for), and the ServiceAccount and RoleBinding informers only
+// objects named stagehand-deployer; the manager sets those filters up.
+type Informers struct {
+	DeploymentConfigs dcinformers.DeploymentConfigInformer
+	ReplicaSets       appsinformers.ReplicaSetInformer
+	DeployerPods      coreinformers.PodInformer
+	ServiceAccounts   coreinformers.ServiceAccountInformer
+	RoleBindings      rbacinformers.RoleBindingInformer
+}
+
+// eventScheme knows the DeploymentConfig kind, so events can refer to a DC.
+var eventScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntimeMust(clientgoscheme.AddToScheme(s))
+	utilruntimeMust(stagehandscheme.AddToScheme(s))
+	return s
+}()
+
+func utilruntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// NewRecorder is a controller's event broadcaster and recorder, as component.
+func NewRecorder(component string) (record.EventBroadcaster, record.EventRecorder) {
+	b := record.NewBroadcaster()
+	return b, b.NewRecorder(eventScheme, corev1.EventSource{Component: component})
+}
+
+// StartRecording sends the recorded events to the apiserver.
+func StartRecording(b record.EventBroadcaster, kube kubernetes.Interface) {
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	b.StartLogging(logrus.WithField("component", "events").Debugf)
+}
+
+// UnwrapTombstone returns the object inside a DeletedFinalStateUnknown.
+func UnwrapTombstone(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
+}
+
+// MetaOf is the object metadata of an informer's object.
+func MetaOf(obj any) (metav1.Object, error) {
+	return meta.Accessor(obj)
+}
+
+// EnqueueKey adds the namespace/name key of an object (or of a deleted one) to queue.
+func EnqueueKey(queue workqueue.TypedInterface[string], obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	queue.Add(key)
+}
+
+// EnqueueIfChanged skips the periodic resync's updates, whose resourceVersion is unchanged.
+func EnqueueIfChanged(old, cur any, enqueue func(any)) {
+	o, err1 := MetaOf(old)
+	n, err2 := MetaOf(cur)
+	if err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion() {
+		return
+	}
+	enqueue(cur)
+}
+
+// SyncFailed records the Warning event on the DeploymentConfig named by key (namespace/name)
+// when its retries ran out.
+func SyncFailed(dcs dclisters.DeploymentConfigLister, recorder record.EventRecorder, key string, err error) {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	if dc, getErr := dcs.DeploymentConfigs(ns).Get(name); getErr == nil {
+		recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventSyncFailed, v1alpha1.MsgSyncFailed, err)
+	}
+}

@@ -1,0 +1,61 @@
+package plumbing
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the controller's rollout metrics. A nil *Metrics records nothing, for tests.
+type Metrics struct {
+	started   *prometheus.CounterVec
+	completed *prometheus.CounterVec
+	failed    *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+}
+
+// NewMetrics creates the rollout metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		started: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_rollouts_started_total",
+			Help: "Revisions created, by strategy type.",
+		}, []string{"strategy"}),
+		completed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_rollouts_completed_total",
+			Help: "Revisions that reached Complete, by strategy type.",
+		}, []string{"strategy"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_rollouts_failed_total",
+			Help: "Revisions that reached Failed, by strategy type and reason (HookFailed, Superseded, DeployerPodGone, ...).",
+		}, []string{"strategy", "reason"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "stagehand_rollout_duration_seconds",
+			Help:    "Time from a revision's creation to its terminal phase, by strategy type and result (Complete or Failed).",
+			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600, 7200, 21600},
+		}, []string{"strategy", "result"}),
+	}
+	reg.MustRegister(m.started, m.completed, m.failed, m.duration)
+	return m
+}
+
+// RolloutStarted records a revision created with the strategy type.
+func (m *Metrics) RolloutStarted(strategy string) {
+	if m == nil {
+		return
+	}
+	m.started.WithLabelValues(strategy).Inc()
+}
+
+// RolloutFinished records a revision that reached a terminal phase after d.
+func (m *Metrics) RolloutFinished(strategy, phase, reason string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if phase == "Complete" {
+		m.completed.WithLabelValues(strategy).Inc()
+	} else {
+		m.failed.WithLabelValues(strategy, reason).Inc()
+	}
+	m.duration.WithLabelValues(strategy, phase).Observe(d.Seconds())
+}

@@ -1,0 +1,73 @@
+package rolling
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/strategies"
+)
+
+// deployFunc is a strategies.Strategy made of a function.
+type deployFunc func(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error
+
+func (f deployFunc) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
+	return f(ctx, from, to, desired)
+}
+
+func TestFirstRevisionGoesToFirstRollout(t *testing.T) {
+	timeout := int64(30)
+	params := v1alpha1.RollingDeploymentStrategyParams{TimeoutSeconds: &timeout, Pre: &v1alpha1.LifecycleHook{}}
+	to := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}
+	deployed := errors.New("deployed by the first-rollout strategy")
+	tests := []struct {
+		name       string
+		until      strategies.Until
+		wantCalled bool
+		wantErr    error
+	}{
+		{name: "the whole rollout", wantCalled: true, wantErr: deployed},
+		{name: "--until=50% is passed on", until: strategies.Until{Percent: 50}, wantCalled: true, wantErr: deployed},
+		{name: "--until=mid stays invalid", until: strategies.Until{Stage: strategies.StageMid}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			called := false
+			first := func(p v1alpha1.RollingDeploymentStrategyParams, until strategies.Until) strategies.Strategy {
+				called = true
+				assert.Equal(t, params, p, "the Rolling params")
+				assert.Equal(t, tt.until, until)
+				return deployFunc(func(_ context.Context, from, got *appsv1.ReplicaSet, desired int32) error {
+					assert.Nil(t, from)
+					assert.Same(t, to, got)
+					assert.Equal(t, int32(3), desired)
+					return deployed
+				})
+			}
+			r := New(nil, nil, nil, params, 0, first).WithUntil(tt.until)
+
+			err := r.Deploy(context.Background(), nil, to, 3)
+
+			assert.Equal(t, tt.wantCalled, called)
+			if tt.wantErr != nil {
+				assert.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			var invalid *strategies.InvalidError
+			require.ErrorAs(t, err, &invalid)
+		})
+	}
+}
+
+func TestFirstRevisionWithoutFirstRollout(t *testing.T) {
+	r := New(nil, nil, nil, v1alpha1.RollingDeploymentStrategyParams{}, 0, nil)
+	err := r.Deploy(context.Background(), nil, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}, 3)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "web-1")
+}
