@@ -3,8 +3,6 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
-
-	appsv1 "k8s.io/api/apps/v1"
 )
 
 // RolloutRequestAnnotation on a DeploymentConfig asks the controller for a rollout that no
@@ -66,22 +64,6 @@ func (r *RolloutRequest) Cause() DeploymentCauseType {
 		return DeploymentCauseRollback
 	}
 	return DeploymentCauseManual
-}
-
-// PendingFor reports whether the request still waits for the controller, given the DC
-// and its latest revision (nil when it has none): a Latest or Rollback request while
-// status.latestVersion still equals its latestVersion; a Retry while that revision is the
-// latest, is Failed, and does not carry the request's ID. The controller and every client
-// decide with this one function.
-func (r *RolloutRequest) PendingFor(dc *DeploymentConfig, latest *appsv1.ReplicaSet) bool {
-	if r == nil || r.LatestVersion != dc.Status.LatestVersion {
-		return false
-	}
-	if r.Action != RolloutRequestRetry {
-		return true
-	}
-	return latest != nil && RevisionPhase(latest.Annotations[PhaseAnnotation]) == RevisionPhaseFailed &&
-		latest.Annotations[RequestAnnotation] != r.ID
 }
 
 // Encode renders the annotation value.

@@ -111,7 +111,7 @@ func (c *Controller) rolloutRequest(dc *v1alpha1.DeploymentConfig) *v1alpha1.Rol
 // pendingCreate returns req when it is a Latest or Rollback request that no revision
 // answers yet, and nil otherwise.
 func pendingCreate(dc *v1alpha1.DeploymentConfig, req *v1alpha1.RolloutRequest) *v1alpha1.RolloutRequest {
-	if req == nil || req.Action == v1alpha1.RolloutRequestRetry || !req.PendingFor(dc, nil) {
+	if req == nil || req.Action == v1alpha1.RolloutRequestRetry || !revision.RequestPending(req, dc, nil) {
 		return nil
 	}
 	return req
@@ -120,7 +120,7 @@ func pendingCreate(dc *v1alpha1.DeploymentConfig, req *v1alpha1.RolloutRequest) 
 // pendingRetry reports whether req is a Retry of the latest revision that has not been
 // acted on.
 func pendingRetry(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
-	return req != nil && req.Action == v1alpha1.RolloutRequestRetry && req.PendingFor(dc, latest)
+	return req != nil && req.Action == v1alpha1.RolloutRequestRetry && revision.RequestPending(req, dc, latest)
 }
 
 // retryRevision runs a Failed latest revision again. Its deployer and hook pods are

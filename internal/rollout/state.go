@@ -82,7 +82,7 @@ func (s *State) Name() string { return "deploymentconfig/" + s.DC.Name }
 // pendingRequest is the DC's rollout request when the controller has not acted on it yet.
 func (s *State) pendingRequest() *v1alpha1.RolloutRequest {
 	req, err := v1alpha1.ParseRolloutRequest(s.DC)
-	if err != nil || !req.PendingFor(s.DC, s.Latest()) {
+	if err != nil || !revision.RequestPending(req, s.DC, s.Latest()) {
 		return nil
 	}
 	return req
