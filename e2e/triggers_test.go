@@ -189,9 +189,11 @@ func TestImageTriggerOnAProtectedRepositoryNeedsThePullSecret(t *testing.T) {
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{{Type: stagehandv1.DeploymentTriggerOnConfigChange}, imageTrigger(true, private, "app")}
 
 	// Without a pull secret the tag does not resolve: a clear condition and no rollout
-	s.When().Created().Then().DeploymentConfig("ImagesResolved False with the registry's answer", func(dc *stagehandv1.DeploymentConfig) bool {
+	// (two controllers write these two conditions, in either order)
+	s.When().Created().Then().DeploymentConfig("ImagesResolved False with the registry's answer, Progressing WaitingForImages", func(dc *stagehandv1.DeploymentConfig) bool {
 		c := imagesResolved(dc)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == stagehandv1.ReasonRegistryError
+		p := meta.FindStatusCondition(dc.Status.Conditions, stagehandv1.ConditionProgressing)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == stagehandv1.ReasonRegistryError && p != nil
 	})
 	got := s.Get()
 	c := imagesResolved(got)
