@@ -68,7 +68,7 @@ func dcClient(ns string) interface {
 func TestAdmissionRejectsInvalidConfigs(t *testing.T) {
 	requireCluster(t)
 	cases := loadAdmissionCases(t, "testdata/admission/invalid.yaml")
-	require.GreaterOrEqual(t, len(cases), 25)
+	require.GreaterOrEqual(t, len(cases), 70, "a document of invalid.yaml went missing")
 	ns := env.Namespace(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,6 +100,7 @@ func TestAdmissionRejectsInvalidConfigs(t *testing.T) {
 func TestAdmissionAcceptsValidConfigs(t *testing.T) {
 	requireCluster(t)
 	cases := loadAdmissionCases(t, "testdata/admission/valid.yaml")
+	require.GreaterOrEqual(t, len(cases), 15, "a document of valid.yaml went missing")
 	ns := env.Namespace(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

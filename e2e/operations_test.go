@@ -122,7 +122,7 @@ func TestDeployerPermissionsAreExactlyWhatARolloutNeeds(t *testing.T) {
 		{"apps", "replicasets", "", "get", false}, {"apps", "replicasets", "", "list", false},
 		{"apps", "replicasets", "", "watch", false}, {"apps", "replicasets", "", "update", false},
 		{"apps", "replicasets", "scale", "update", false}, {"", "pods", "", "create", false},
-		{"", "pods", "", "delete", false}, {"", "pods", "", "watch", false}, {"", "pods", "log", "get", false},
+		{"", "pods", "", "delete", false}, {"", "pods", "", "patch", false}, {"", "pods", "", "watch", false}, {"", "pods", "log", "get", false},
 		{"", "events", "", "create", false},
 	}
 	denied := []access{

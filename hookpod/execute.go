@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -33,8 +34,9 @@ const logDrainTimeout = 5 * time.Second
 type HookExecutor interface {
 	// Execute creates pod (or adopts the existing pod of that name), streams its logs and
 	// waits until it has finished. It returns nil when the pod Succeeded, a *PodFailedError
-	// when it Failed or was deleted, and an error wrapping ctx.Err() after deleting the pod
-	// when ctx is done.
+	// when it Failed, was deleted, or is stuck (its container cannot start: see
+	// revision.StuckContainer; the pod is then stopped and kept), and an error wrapping
+	// ctx.Err() after deleting the pod when ctx is done.
 	Execute(ctx context.Context, pod *corev1.Pod) error
 }
 
@@ -45,7 +47,7 @@ type Printer interface {
 	Println(line string)
 }
 
-// PodFailedError is a hook pod that ended Failed, or disappeared before it ended.
+// PodFailedError is a hook pod that ended Failed, disappeared before it ended, or is stuck.
 type PodFailedError struct {
 	// Pod is the hook pod's name.
 	Pod string
@@ -55,6 +57,11 @@ type PodFailedError struct {
 	Reason, Message string
 	// LogTail is the last LogTailLines lines of the hook's log.
 	LogTail []string
+	// Stuck is true when the hook container never started: it waited in a state it
+	// cannot leave by itself (a missing ConfigMap key, an image that cannot be pulled)
+	// past its grace. Reason is then the waiting reason, and Message names the container
+	// and carries the kubelet's message.
+	Stuck bool
 }
 
 func (e *PodFailedError) Error() string {
@@ -63,6 +70,9 @@ func (e *PodFailedError) Error() string {
 
 // summary says which pod failed, how, and with what message.
 func (e *PodFailedError) summary() string {
+	if e.Stuck {
+		return fmt.Sprintf("hook pod %s failed: %s", e.Pod, e.Message)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "hook pod %s failed", e.Pod)
 	if e.ExitCode >= 0 {
@@ -87,8 +97,10 @@ func (e *PodFailedError) tailText() string {
 
 // hookExecutor runs hook pods in one namespace.
 type hookExecutor struct {
-	pods corev1client.PodInterface
-	out  Printer
+	pods  corev1client.PodInterface
+	out   Printer
+	grace revision.StuckGrace
+	now   func() time.Time
 }
 
 var _ HookExecutor = &hookExecutor{}
@@ -96,26 +108,44 @@ var _ HookExecutor = &hookExecutor{}
 // NewExecutor returns the HookExecutor over pods (one namespace). The hook's log lines go
 // to out, prefixed with the stage ("pre: ...").
 func NewExecutor(pods corev1client.PodInterface, out Printer) HookExecutor {
-	return &hookExecutor{pods: pods, out: out}
+	return &hookExecutor{pods: pods, out: out, grace: revision.DefaultStuckGrace, now: time.Now}
 }
 
 func (e *hookExecutor) Execute(ctx context.Context, pod *corev1.Pod) error {
-	if _, err := e.pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	created, err := e.pods.Create(ctx, pod, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// A deployer that ran before created it: watch that pod. Only a pod of the same
+		// revision (its ownerReference) is adopted; a pod that merely has the name is left alone.
+		existing, getErr := e.pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return fmt.Errorf("reading the existing hook pod %s: %w", pod.Name, getErr)
+		}
+		if !sameOwner(existing, pod) {
+			return fmt.Errorf("pod %s already exists and does not belong to this revision (no ownerReference to it): "+
+				"Stagehand leaves it alone; rename or delete it, then roll out again", pod.Name)
+		}
+		created = existing
+	case err != nil:
 		if ctx.Err() != nil {
 			return fmt.Errorf("creating hook pod %s: %w", pod.Name, ctx.Err())
 		}
 		return fmt.Errorf("creating hook pod %s: %w", pod.Name, err)
 	}
-	// AlreadyExists: a deployer that ran before created it; watch that pod.
 	logs := newLogStreamer(e.pods, pod.Name, pod.Labels[v1alpha1.HookStageLabel]+": ", e.out)
 	defer logs.stop()
-	final, err := e.wait(ctx, pod.Name, logs)
+	final, stuck, err := e.wait(ctx, pod.Name, logs)
 	if err != nil {
 		if ctx.Err() != nil {
-			e.delete(pod.Name)
+			e.delete(created)
 			return fmt.Errorf("waiting for hook pod %s: %w", pod.Name, ctx.Err())
 		}
 		return err
+	}
+	if stuck != nil {
+		// Its container never started, so it has no log. Kept for inspection, not deleted.
+		e.stop(final)
+		return stuck
 	}
 	tail := logs.finish(logDrainTimeout)
 	if final == nil {
@@ -131,11 +161,17 @@ func (e *hookExecutor) Execute(ctx context.Context, pod *corev1.Pod) error {
 // errDeleted ends the watch when the pod is deleted.
 var errDeleted = errors.New("deleted")
 
-// wait watches the pod until it has finished; it returns nil (and no error) when the pod
-// was deleted first. It starts the log stream once the container has started.
-func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer) (*corev1.Pod, error) {
+// wait watches the pod until it has finished or is stuck; it returns a nil pod (and no
+// error) when the pod was deleted first, and the failure of a stuck pod with the pod. It
+// starts the log stream once the container has started.
+//
+// A stuck pod does not change, so the watch would not wake when its grace runs out: a
+// timer ends the watch then, and the pod is judged again from a fresh list.
+func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer) (final *corev1.Pod, stuck *PodFailedError, err error) {
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
+	// e.pods tells whether its client can stream the initial list (WatchList); the fake
+	// clientset cannot.
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.FieldSelector = selector
 			return e.pods.List(ctx, opts)
@@ -144,40 +180,64 @@ func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer)
 			opts.FieldSelector = selector
 			return e.pods.Watch(ctx, opts)
 		},
-	}
-	var final *corev1.Pod
-	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
-		if ev.Type == watch.Deleted {
-			return false, errDeleted
-		}
-		pod, ok := ev.Object.(*corev1.Pod)
-		if !ok {
+	}, e.pods)
+	for {
+		recheck := newRecheck(ctx, e.now)
+		_, err = watchtools.UntilWithSync(recheck.ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || pod.Name != name { // the fake clientset ignores field selectors
+				return false, nil
+			}
+			if ev.Type == watch.Deleted {
+				return false, errDeleted
+			}
+			if started(pod) {
+				logs.start(ctx)
+			}
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				final = pod
+				return true, nil
+			}
+			if reason, msg, ok := revision.StuckContainer(pod, e.now(), e.grace); ok {
+				final, stuck = pod, &PodFailedError{Pod: name, ExitCode: -1, Reason: reason, Message: msg, Stuck: true}
+				return true, nil
+			}
+			recheck.at(revision.StuckAt(pod, e.grace))
 			return false, nil
+		})
+		fired := recheck.stop()
+		switch {
+		case errors.Is(err, errDeleted):
+			return nil, nil, nil
+		case err == nil:
+			return final, stuck, nil
+		case fired && ctx.Err() == nil:
+			continue // a grace ran out: judge the pod again
 		}
-		if started(pod) {
-			logs.start(ctx)
-		}
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			final = pod
-			return true, nil
-		}
-		return false, nil
-	})
-	switch {
-	case errors.Is(err, errDeleted):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("waiting for hook pod %s: %w", name, err)
+		return nil, nil, fmt.Errorf("waiting for hook pod %s: %w", name, err)
 	}
-	return final, nil
 }
 
 // delete removes a hook pod whose deployer was cancelled, with a context of its own: the
-// deployer's is already done.
-func (e *hookExecutor) delete(name string) {
+// deployer's is already done. The UID precondition spares a pod created again under the
+// same name meanwhile.
+func (e *hookExecutor) delete(pod *corev1.Pod) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = e.pods.Delete(ctx, name, metav1.DeleteOptions{}) // best effort: the controller deletes it too
+	_ = e.pods.Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))}) // best effort: the controller deletes it too
+}
+
+// sameOwner reports whether existing has the ownerReference of the hook pod want: the
+// same revision's ReplicaSet.
+func sameOwner(existing, want *corev1.Pod) bool {
+	for _, w := range want.OwnerReferences {
+		for _, ref := range existing.OwnerReferences {
+			if ref.UID == w.UID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func started(pod *corev1.Pod) bool {

@@ -106,6 +106,10 @@ func (e *AbortError) Error() string {
 			how += "; the deployer's activeDeadlineSeconds leaves no time for another"
 		}
 	}
+	if e.Last.Stuck {
+		return fmt.Sprintf("%s (%s); see kubectl describe pod %s, then fix what the hook's container refers to (a ConfigMap, a Secret, the image) or its failurePolicy",
+			e.Last.summary(), how, e.Last.Pod)
+	}
 	return fmt.Sprintf("%s (%s); see kubectl logs %s, then fix the hook's command or its failurePolicy%s",
 		e.Last.summary(), how, e.Last.Pod, e.Last.tailText())
 }

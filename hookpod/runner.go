@@ -99,19 +99,19 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		delay := bo.NextBackOff()
 		fits := r.deadline.IsZero() || r.now().Add(delay).Before(r.deadline)
 		decision := Decide(hook.FailurePolicy, attempt, maxAttempts, fits)
-		r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookFailed, v1alpha1.MsgHookFailed, stage, pod.Name, note, exitText(failed.ExitCode), decisionText(decision, hook.FailurePolicy))
-		r.log.WithFields(logrus.Fields{"stage": stage, "pod": pod.Name, "exitCode": failed.ExitCode, "decision": decision}).Warn("hook failed")
+		r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookFailed, v1alpha1.MsgHookFailed, stage, pod.Name, note, failureText(failed), decisionText(decision, hook.FailurePolicy))
+		r.log.WithFields(logrus.Fields{"stage": stage, "pod": pod.Name, "exitCode": failed.ExitCode, "reason": failed.Reason, "decision": decision}).Warn("hook failed")
 		switch decision {
 		case DecisionIgnore:
-			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, pod.Name, exitText(failed.ExitCode))
+			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, pod.Name, failureText(failed))
 			return nil
 		case DecisionRetry:
-			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, pod.Name, exitText(failed.ExitCode), delay, attempt+1, maxAttempts)
+			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, pod.Name, failureText(failed), delay, attempt+1, maxAttempts)
 			if err := r.sleep(ctx, delay); err != nil {
 				return fmt.Errorf("waiting to retry the %s hook: %w", stage, err)
 			}
 		default:
-			r.printf("%s hook %s: failed (%s)", stage, pod.Name, exitText(failed.ExitCode))
+			r.printf("%s hook %s: failed (%s)", stage, pod.Name, failureText(failed))
 			return &AbortError{Stage: stage, Policy: hook.FailurePolicy, Attempts: attempt,
 				OutOfTime: attempt < maxAttempts && !fits, Last: failed}
 		}
@@ -158,11 +158,13 @@ func (r *Runner) DeleteSucceeded(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", r.revision.Name, err)
 	}
-	for _, pod := range list.Items {
-		if pod.Status.Phase != corev1.PodSucceeded {
+	for i := range list.Items {
+		pod := &list.Items[i]
+		if pod.Status.Phase != corev1.PodSucceeded || !revision.Owns(r.revision, pod) {
 			continue
 		}
-		if err := r.pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		err := r.pods.Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("deleting the succeeded hook pod %s: %w", pod.Name, err)
 		}
 		r.log.WithField("pod", pod.Name).Debug("deleted the succeeded hook pod")
@@ -176,11 +178,16 @@ func (r *Runner) printf(format string, args ...any) {
 	}
 }
 
-func exitText(code int32) string {
-	if code < 0 {
+// failureText is how an attempt failed, for events and progress lines: "exit 1", or for a
+// stuck pod the container's waiting reason and message.
+func failureText(f *PodFailedError) string {
+	switch {
+	case f.Stuck:
+		return f.Message
+	case f.ExitCode < 0:
 		return "no exit code"
 	}
-	return fmt.Sprintf("exit %d", code)
+	return fmt.Sprintf("exit %d", f.ExitCode)
 }
 
 func decisionText(d Decision, policy v1alpha1.LifecycleHookFailurePolicy) string {

@@ -83,6 +83,11 @@ const (
 	// MsgDeployerAccessCreated takes the kind and the name.
 	MsgDeployerAccessCreated = "Created %s %s for the deployer pods of this namespace"
 
+	// EventRevisionCreateFailed: the apiserver refused a revision's ReplicaSet (Warning).
+	EventRevisionCreateFailed = "RevisionCreateFailed"
+	// MsgRevisionCreateFailed takes the revision name and the apiserver's message.
+	MsgRevisionCreateFailed = "Revision %s failed: the apiserver refused its ReplicaSet: %s. Fix the DeploymentConfig's spec; the previous revision keeps serving"
+
 	// EventSyncFailed: a sync kept failing and its retries ran out.
 	EventSyncFailed = "SyncFailed"
 	// MsgSyncFailed takes the error.

@@ -77,4 +77,12 @@ const (
 	ReasonDeadlineExceeded    = "DeadlineExceeded"
 	ReasonDeployerPodGone     = "DeployerPodGone"
 	ReasonDeployerPodNotAdmit = "DeployerPodCreateFailed"
+	// ReasonDeployerPodNameTaken: a pod that is not Stagehand's holds the deployer pod's
+	// name; Stagehand never adopts, reads or deletes it.
+	ReasonDeployerPodNameTaken = "DeployerPodNameTaken"
+	// ReasonEndedWithoutRollout: the deployer exited 0 but the revision does not have its
+	// desired replicas available, so it is not Complete (DESIGN.md §4 invariant 6).
+	ReasonEndedWithoutRollout = "StrategyEndedWithoutRollout"
+	// ReasonRevisionCreateFailed: the apiserver refused the revision's ReplicaSet.
+	ReasonRevisionCreateFailed = "RevisionCreateFailed"
 )

@@ -22,7 +22,7 @@ import (
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Ready replicas"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Phase of the latest revision"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the value of the stagehand.dev/config label on every revision",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 52",optionalOldSelf=true,message="metadata.name must be at most 52 characters: the revision name <name>-<N> is a label value of its deployer pod, limited to 63 characters, and needs room for the revision number; choose a shorter name",reason=FieldValueInvalid
 type DeploymentConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -63,11 +63,26 @@ type DeploymentConfigSpec struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Selector selects the application's pods. Default: the template's labels. Each
-	// revision's ReplicaSet adds the stagehand.dev/revision label to it.
+	// revision's ReplicaSet adds the stagehand.dev/revision label to it. The operators are
+	// In, NotIn, Exists and DoesNotExist (an enum, added by crdpatch).
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="operators In and NotIn need values; Exists and DoesNotExist take none",fieldPath=".matchExpressions",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.key.size() <= 317 && e.key.indexOf('/') <= 253 && e.key.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')) && (!has(e.values) || e.values.all(v, v.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))))",message="every key must be a label key and every value a label value: a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team; a value is empty, or at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit",fieldPath=".matchExpressions",reason=FieldValueInvalid
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// Template is the pod template of the application.
+	// Template is the pod template of the application. Admission refuses what the
+	// revision's ReplicaSet would refuse later: a restartPolicy other than Always, an
+	// activeDeadlineSeconds, no containers, a container without an image or with a name
+	// that is not a DNS label, and invalid label keys or values.
+	// +kubebuilder:validation:XValidation:rule="self.?spec.?restartPolicy.orValue('Always') == 'Always'",message="must be Always or left out: each revision is a ReplicaSet, whose pods always restart; run one-off work in a lifecycle hook",fieldPath=".spec.restartPolicy",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.activeDeadlineSeconds)",message="is not allowed in the template of a ReplicaSet: remove it; spec.strategy.activeDeadlineSeconds bounds the rollout",fieldPath=".spec.activeDeadlineSeconds",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="has(self.spec) && size(self.spec.containers) > 0",message="must hold at least one container",fieldPath=".spec.containers",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || self.spec.containers.all(c, has(c.image) && size(c.image) > 0)",message="every container needs an image: set spec.template.spec.containers[].image",fieldPath=".spec.containers",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || self.spec.containers.all(c, c.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="every container name must be a DNS label: at most 63 lowercase letters, digits or dashes, starting and ending with a letter or digit",fieldPath=".spec.containers",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.initContainers) || self.spec.initContainers.all(c, has(c.image) && size(c.image) > 0)",message="every init container needs an image: set spec.template.spec.initContainers[].image",fieldPath=".spec.initContainers",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.initContainers) || self.spec.initContainers.all(c, c.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="every init container name must be a DNS label: at most 63 lowercase letters, digits or dashes, starting and ending with a letter or digit",fieldPath=".spec.initContainers",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || !has(self.metadata.labels) || self.metadata.labels.all(k, (k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))",message="every label key must be valid: a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team",messageExpression="'invalid label key(s) ' + self.metadata.labels.filter(k, !(k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))[0] + ': a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team'",fieldPath=".metadata.labels",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || !has(self.metadata.labels) || self.metadata.labels.all(k, self.metadata.labels[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="every label value must be valid: a value is empty, or at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit",messageExpression="'invalid label value(s) for the key(s) ' + self.metadata.labels.filter(k, !self.metadata.labels[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))[0] + ': a value is empty, or at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit'",fieldPath=".metadata.labels",reason=FieldValueInvalid
 	// +required
 	Template corev1.PodTemplateSpec `json:"template"`
 

@@ -84,7 +84,10 @@ type ExecNewPodHook struct {
 	Args []string `json:"args,omitempty"`
 
 	// Env is added to the template container's environment; on a name clash the hook's
-	// value wins.
+	// value wins. The names follow Kubernetes (1.34 and later): printable ASCII other
+	// than '='.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.name.matches('^[ -<>-~]+$'))",message="every name must be 1 to 1024 printable ASCII characters other than =, such as MY_VAR or my.var; rename the variable",reason=FieldValueInvalid
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
 

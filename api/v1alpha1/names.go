@@ -10,6 +10,11 @@ import (
 // a DNS label, so the name also fits a label value and a pod's hostname.
 const MaxDerivedNameLength = 63
 
+// MaxNameLength is the longest name a DeploymentConfig may have (the CRD's CEL rule at
+// creation): the revision name <name>-<N> is a label value of its deployer pod, and 52
+// leaves room for "-" and a revision number of ten digits.
+const MaxNameLength = 52
+
 // RevisionName is the name of revision n of a DeploymentConfig: its ReplicaSet.
 func RevisionName(config string, n int64) string {
 	return config + "-" + strconv.FormatInt(n, 10)

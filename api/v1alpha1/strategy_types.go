@@ -50,19 +50,28 @@ type DeploymentStrategy struct {
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Labels are added to the deployer pod and the hook pods.
+	// Labels are added to the deployer pod and the hook pods: at most 64, each a valid
+	// label (values of at most 63 characters, a bound added by crdpatch).
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, (k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))",message="every label key must be valid: a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team",messageExpression="'invalid label key(s) ' + self.filter(k, !(k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))[0] + ': a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team'",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="every label value must be valid: a value is empty, or at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit",messageExpression="'invalid label value(s) for the key(s) ' + self.filter(k, !self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))[0] + ': a value is empty, or at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit'",reason=FieldValueInvalid
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// Annotations are added to the deployer pod and the hook pods.
+	// Annotations are added to the deployer pod and the hook pods: at most 64, each key a
+	// qualified name.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, (k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))",message="every annotation key must be valid: a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team",messageExpression="'invalid annotation key(s) ' + self.filter(k, !(k.size() <= 317 && k.indexOf('/') <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')))[0] + ': a key is an optional DNS subdomain prefix and /, then a name of at most 63 letters, digits, dashes, underscores or dots that starts and ends with a letter or digit, such as team or example.com/team'",reason=FieldValueInvalid
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// ActiveDeadlineSeconds bounds the whole rollout, hooks included: it is the deployer
 	// pod's activeDeadlineSeconds. It must be greater than the strategy's timeoutSeconds.
-	// Default 21600 (6 hours).
+	// Default 21600 (6 hours). At most 2147483647, the bound of a pod's
+	// activeDeadlineSeconds.
 	// +kubebuilder:default=21600
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 }
@@ -72,6 +81,8 @@ type CustomDeploymentStrategyParams struct {
 	// Image is the deployer image for type Custom. It receives the deployer pod contract
 	// (docs/deployer-contract.md). Not allowed with Recreate or Rolling.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self == self.trim()",message="must not be blank or have leading or trailing whitespace: set an image reference such as registry.example.com/team/deployer:1",reason=FieldValueInvalid
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -79,7 +90,10 @@ type CustomDeploymentStrategyParams struct {
 	// +optional
 	Command []string `json:"command,omitempty"`
 
-	// Environment is added to the deployer container's environment.
+	// Environment is added to the deployer container's environment. The names follow
+	// Kubernetes (1.34 and later): printable ASCII other than '='.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.name.matches('^[ -<>-~]+$'))",message="every name must be 1 to 1024 printable ASCII characters other than =, such as MY_VAR or my.var; rename the variable",reason=FieldValueInvalid
 	// +optional
 	Environment []corev1.EnvVar `json:"environment,omitempty"`
 }
@@ -90,6 +104,7 @@ type RecreateDeploymentStrategyParams struct {
 	// pods to be available, each time. Default 600.
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 
@@ -113,12 +128,14 @@ type RollingDeploymentStrategyParams struct {
 	// UpdatePeriodSeconds is the wait between individual pod updates. Default 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	UpdatePeriodSeconds *int64 `json:"updatePeriodSeconds,omitempty"`
 
 	// IntervalSeconds is the wait between polls of the rollout's progress. Default 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	IntervalSeconds *int64 `json:"intervalSeconds,omitempty"`
 
@@ -126,6 +143,7 @@ type RollingDeploymentStrategyParams struct {
 	// available for this long. It resets whenever the rollout makes progress. Default 600.
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 

@@ -51,11 +51,12 @@ type DeploymentTriggerImageChangeParams struct {
 
 // ImageReference names an image in a registry.
 type ImageReference struct {
-	// Image is a tag reference, such as registry.example.com/team/app:stable. A digest
-	// reference is refused: a digest never moves.
+	// Image is a tag reference, such as registry.example.com/team/app:stable (without a
+	// tag: latest). A digest reference is refused: a digest never moves.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@')",message="from.image must be a tag reference (repo:tag), not a digest: a digest never moves"
+	// +kubebuilder:validation:XValidation:rule="self.contains('@') || self.matches('^(([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?([.][a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*|[[][a-fA-F0-9:]+[]])(:[0-9]+)?/)?[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*)*(:[a-zA-Z0-9_][-a-zA-Z0-9_.]{0,127})?$')",message="from.image must be an image reference such as registry.example.com:5000/team/app:stable: an optional registry host[:port]/, a lowercase repository path, and an optional :tag (default latest)"
 	// +required
 	Image string `json:"image"`
 }

@@ -70,6 +70,7 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployer
 			NodeSelector:          tmpl.NodeSelector,
 			Tolerations:           tmpl.Tolerations,
 			ImagePullSecrets:      tmpl.ImagePullSecrets,
+			SecurityContext:       podSecurityContext(),
 			Containers: []corev1.Container{{
 				Name:                     v1alpha1.DeployerContainerName,
 				Image:                    image,
@@ -78,8 +79,31 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployer
 				Resources:                strategy.Resources,
 				TerminationMessagePath:   v1alpha1.DefaultTerminationMessagePath,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          containerSecurityContext(),
 			}},
 		},
 	}
 	return pod.DeepCopy() // nothing shared with the snapshot or the cache
+}
+
+// podSecurityContext and containerSecurityContext make the deployer pod pass the Pod
+// Security Standard "restricted" in any namespace, whatever the template says (the
+// template's security contexts are not copied). runAsNonRoot is set without a runAsUser:
+// the built-in image runs as the numeric user 65532 (Dockerfile.deployer), which the kubelet
+// can verify, and a custom strategy image keeps its own non-root user. A user forced here
+// would override that user, and fall outside the UID range that some clusters (OpenShift's
+// restricted SCC) assign to a namespace.
+func podSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   new(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             new(true),
+		AllowPrivilegeEscalation: new(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
 }

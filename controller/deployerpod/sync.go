@@ -62,6 +62,13 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 		return err
 	}
 	c.forgetGone(key)
+	if !revision.IsDeployerPodOf(rs, pod) {
+		return c.nameTaken(ctx, dc, rs, pod)
+	}
+
+	if failed, err := c.failIfStuck(ctx, key, dc, rs, pod); failed || err != nil {
+		return err
+	}
 
 	next := revisionPhaseFor(pod)
 	if revision.PhaseRank(next) <= revision.PhaseRank(current) {
@@ -71,6 +78,12 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 	if next.IsTerminal() {
 		out := podOutcome(pod)
 		t.Reason, t.Msg = out.Reason, out.Message
+	}
+	if next == v1alpha1.RevisionPhaseComplete {
+		proven, err := c.proveComplete(ctx, rs, pod, &t)
+		if err != nil || !proven {
+			return err
+		}
 	}
 	log.WithField("phase", next).Debug("Deployer pod moved on")
 	return c.transition(ctx, dc, rs, t)
@@ -116,7 +129,19 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	_, err = c.kube.CoreV1().Pods(live.Namespace).Create(ctx, pod, plumbing.CreateOptions())
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		// Created by an earlier sync that did not get to write Pending.
+		// Created by an earlier sync that did not get to write Pending, or a pod that is
+		// not Stagehand's holds the name.
+		existing, getErr := c.kube.CoreV1().Pods(live.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return fmt.Errorf("reading the existing deployer pod %s: %w", pod.Name, getErr)
+		}
+		if !revision.IsDeployerPodOf(live, existing) {
+			return c.nameTaken(ctx, dc, live, existing)
+		}
+	case plumbing.Refused(err):
+		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
+			Reason: v1alpha1.ReasonDeployerPodNotAdmit,
+			Msg:    fmt.Sprintf("the apiserver refused the deployer pod %s: %s", pod.Name, plumbing.APIMessage(err))})
 	case err != nil:
 		return c.deployerPodNotCreated(ctx, dc, live, spec, pod.Name, err)
 	default:
@@ -163,8 +188,11 @@ func (c *Controller) deployerPodMissing(ctx context.Context, key string, dc *v1a
 	if c.countGone(key) <= podGoneTolerance {
 		return plumbing.RequeueAfter(podGoneRequeue, "the deployer pod is not in the cache")
 	}
-	_, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	pod, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
 	if err == nil {
+		if !revision.IsDeployerPodOf(rs, pod) {
+			return c.nameTaken(ctx, dc, rs, pod)
+		}
 		return plumbing.RequeueAfter(podGoneRequeue, "the deployer pod exists but the cache has not seen it")
 	}
 	if !apierrors.IsNotFound(err) {

@@ -1,6 +1,7 @@
 package deployerpod
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,9 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
@@ -21,6 +27,11 @@ func TestBuildDeployerPodContract(t *testing.T) {
 	dc.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"}
 	dc.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
 	dc.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	// A template that runs as root, privileged, changes nothing in the deployer pod.
+	dc.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: new(int64(0)), RunAsNonRoot: new(false)}
+	dc.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+		Privileged: new(true), AllowPrivilegeEscalation: new(true), Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}},
+	}
 	deadline := int64(900)
 	dc.Spec.Strategy = v1alpha1.DeploymentStrategy{
 		Type:                  v1alpha1.DeploymentStrategyTypeCustom,
@@ -61,11 +72,29 @@ func TestBuildDeployerPodContract(t *testing.T) {
 		{Name: "OPENSHIFT_DEPLOYMENT_NAME", Value: "web-3"}, {Name: "OPENSHIFT_DEPLOYMENT_NAMESPACE", Value: "ns"},
 		{Name: "EXTRA", Value: "1"},
 	}, c.Env)
+	assertPodSecurityRestricted(t, pod)
 
 	// Built-in strategies run the controller's deployer image.
 	builtin := controllertest.Revision(t, controllertest.DC("web", "app:1", 1), 1, v1alpha1.RevisionPhaseNew, 0)
 	assert.Equal(t, "stagehand/deployer:test", deployerPod(t, builtin, "").Spec.Containers[0].Image)
 	assert.Nil(t, deployerPod(t, builtin, "").Spec.Containers[0].Command)
+	assertPodSecurityRestricted(t, deployerPod(t, builtin, ""))
+}
+
+// assertPodSecurityRestricted checks the security contexts of DESIGN.md §5, which pass Pod
+// Security "restricted". No runAsUser: the image's own non-root user is kept.
+func assertPodSecurityRestricted(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	assert.Equal(t, &corev1.PodSecurityContext{
+		RunAsNonRoot:   new(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}, pod.Spec.SecurityContext)
+	require.Len(t, pod.Spec.Containers, 1)
+	assert.Equal(t, &corev1.SecurityContext{
+		RunAsNonRoot:             new(true),
+		AllowPrivilegeEscalation: new(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}, pod.Spec.Containers[0].SecurityContext)
 }
 
 func TestRevisionPhaseFor(t *testing.T) {
@@ -125,12 +154,14 @@ func TestSyncRevisionMapsPodPhase(t *testing.T) {
 		name       string
 		phase      v1alpha1.RevisionPhase
 		pod        *corev1.Pod
+		available  int32 // replicas and available replicas of the revision
 		wantPhase  string
 		wantReason string
 	}{
 		{name: "pending", phase: "Pending", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, wantPhase: "Pending"},
 		{name: "running", phase: "Pending", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, wantPhase: "Running"},
-		{name: "succeeded", phase: "Running", pod: terminated(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, 0, ""), wantPhase: "Complete", wantReason: "Completed"},
+		{name: "succeeded with the desired replicas available", phase: "Running", available: 1,
+			pod: terminated(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, 0, ""), wantPhase: "Complete", wantReason: "Completed"},
 		{name: "failed with JSON", phase: "Running", pod: terminated(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, 3, `{"reason":"HookFailed","message":"boom"}`), wantPhase: "Failed", wantReason: "HookFailed: boom"},
 		{name: "never backwards", phase: "Running", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, wantPhase: "Running"},
 		{name: "terminal stays", phase: "Failed", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, wantPhase: "Failed"},
@@ -138,7 +169,8 @@ func TestSyncRevisionMapsPodPhase(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
-			rs := controllertest.Revision(t, dc, 1, tt.phase, 0)
+			rs := controllertest.Revision(t, dc, 1, tt.phase, tt.available)
+			rs.Status.AvailableReplicas = tt.available
 			pod := deployerPod(t, rs, "")
 			pod.Status = tt.pod.Status
 			f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, pod)
@@ -222,4 +254,92 @@ func TestSyncRevisionCreateFailureFailsAfterTimeout(t *testing.T) {
 	f.Kube.PrependReactor("create", "pods", controllertest.Forbidden)
 	require.Error(t, f.syncRevision("web-1"))
 	assert.Equal(t, "New", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation], "a retried revision gets the whole timeout again")
+}
+
+// A deployer that exits 0 is not enough (DESIGN.md §4 invariant 6): without its desired
+// replicas available the revision waits a grace for the ReplicaSet's status, then fails.
+func TestSyncRevisionNeverCompleteWithoutTheReplicas(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 2), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseRunning, 0)
+	pod := terminated(deployerPod(t, rs, corev1.PodSucceeded), 0, "")
+	exited := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(exited)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, pod)
+
+	f.pods.now = func() time.Time { return exited.Add(proofGrace / 2) }
+	err := f.syncRevision("web-1")
+	require.True(t, plumbing.IsRequeue(err), "within the grace the controller waits: %v", err)
+	assert.Equal(t, "Running", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+
+	f.pods.now = func() time.Time { return exited.Add(proofGrace + time.Second) }
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	reason, msg := revision.StatusReason(got)
+	assert.Equal(t, v1alpha1.ReasonEndedWithoutRollout, reason)
+	assert.Contains(t, msg, "0 of 2 available")
+}
+
+// A pod that is not Stagehand's but holds the deployer pod's name is never adopted nor
+// deleted: the revision fails with a reason that names it.
+func TestSyncRevisionLeavesAForeignPodAlone(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	foreign := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1-deploy", Namespace: "ns", UID: "someone-elses",
+		Labels: map[string]string{v1alpha1.DeployerPodForLabel: "web-1"}}}
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, foreign)
+
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	reason, msg := revision.StatusReason(got)
+	assert.Equal(t, v1alpha1.ReasonDeployerPodNameTaken, reason)
+	assert.Contains(t, msg, "pod ns/web-1-deploy")
+	assert.NotContains(t, f.Actions(), "delete pods")
+	_, err := f.Kube.CoreV1().Pods("ns").Get(context.Background(), "web-1-deploy", metav1.GetOptions{})
+	assert.NoError(t, err, "the foreign pod is still there")
+}
+
+// A deployer pod that the apiserver refuses as Invalid fails the revision at once with the
+// apiserver's message, instead of retrying until the timeout.
+func TestSyncRevisionInvalidDeployerPodFailsAtOnce(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseNew, 0)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs)
+	f.Kube.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "web-1-deploy",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "nodeSelector"), "bad key!", "name part must consist of alphanumeric characters")})
+	})
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	reason, msg := revision.StatusReason(got)
+	assert.Equal(t, v1alpha1.ReasonDeployerPodNotAdmit, reason)
+	assert.Contains(t, msg, "spec.nodeSelector")
+}
+
+// A deployer pod that cannot start (a missing ConfigMap key) fails its revision once the
+// grace has passed, with the kubelet's message; the pod is kept.
+func TestSyncRevisionFailsAStuckDeployerPod(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 1), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhasePending, 0)
+	pod := deployerPod(t, rs, corev1.PodPending)
+	started := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod.Status.StartTime = &metav1.Time{Time: started}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "deployer", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: "couldn't find key token in ConfigMap ns/settings"}}}}
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, pod)
+
+	f.pods.now = func() time.Time { return started.Add(time.Second) }
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, "Pending", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation], "within the grace it waits")
+
+	f.pods.now = func() time.Time { return started.Add(revision.DefaultStuckGrace.Config + time.Second) }
+	require.NoError(t, f.syncRevision("web-1"))
+	got := f.GetRS("web-1")
+	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
+	reason, msg := revision.StatusReason(got)
+	assert.Equal(t, "CreateContainerConfigError", reason)
+	assert.Contains(t, msg, "couldn't find key token in ConfigMap ns/settings")
+	assert.NotContains(t, f.Actions(), "delete pods", "the pod is kept for inspection")
 }

@@ -3,6 +3,7 @@ package deploymentconfig
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
@@ -49,6 +50,10 @@ type Controller struct {
 	metrics  *plumbing.Metrics
 	log      *logrus.Entry
 	loop     *plumbing.Loop
+
+	// refusals remembers, per DC key, the revision whose ReplicaSet the apiserver refused,
+	// until the status says so: the cache may not have seen that status write yet.
+	refusals sync.Map
 
 	// syncHandler is a field so that tests can call it directly.
 	syncHandler func(ctx context.Context, key string) error

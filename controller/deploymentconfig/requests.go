@@ -155,14 +155,18 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	return nil
 }
 
-// revisionPodsLeft counts, in the apiserver, the deployer and hook pods of a revision.
+// revisionPodsLeft counts, in the apiserver, the deployer and hook pods that the revision
+// owns. A pod of the deployer pod's name that it does not own is not counted: it is never
+// deleted, and the retried revision fails again with DeployerPodNameTaken.
 func (c *Controller) revisionPodsLeft(ctx context.Context, rs *appsv1.ReplicaSet) (int, error) {
 	pods := c.kube.CoreV1().Pods(rs.Namespace)
 	n := 0
-	_, err := pods.Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	deployer, err := pods.Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
 	switch {
 	case err == nil:
-		n++
+		if revision.IsDeployerPodOf(rs, deployer) {
+			n++
+		}
 	case !apierrors.IsNotFound(err):
 		return 0, fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
 	}
@@ -170,5 +174,10 @@ func (c *Controller) revisionPodsLeft(ctx context.Context, rs *appsv1.ReplicaSet
 	if err != nil {
 		return 0, fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
 	}
-	return n + len(hooks.Items), nil
+	for i := range hooks.Items {
+		if revision.Owns(rs, &hooks.Items[i]) {
+			n++
+		}
+	}
+	return n, nil
 }

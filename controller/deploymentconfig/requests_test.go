@@ -94,10 +94,10 @@ func TestSyncRetryResetsTheFailedRevisionOnceItsPodsAreGone(t *testing.T) {
 	rs1 := controllertest.Revision(t, base, 1, v1alpha1.RevisionPhaseComplete, 2)
 	rs2 := controllertest.Revision(t, base, 2, v1alpha1.RevisionPhaseFailed, 0)
 	rs2.Annotations[v1alpha1.StatusReasonAnnotation] = "HookFailed: pre hook exited 1"
-	deployer := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2-deploy", Namespace: "ns"},
-		Status: corev1.PodStatus{Phase: corev1.PodFailed}}
-	hook := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2-hook-pre", Namespace: "ns", Labels: map[string]string{
-		v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2", v1alpha1.HookStageLabel: "pre"}},
+	deployer := deployerPod(t, rs2, corev1.PodFailed)
+	hook := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2-hook-pre", Namespace: "ns", UID: "uid-hook", Labels: map[string]string{
+		v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2", v1alpha1.HookStageLabel: "pre"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs2.Name, UID: rs2.UID}}},
 		Status: corev1.PodStatus{Phase: corev1.PodFailed}}
 	dc := withRequest(base, v1alpha1.RolloutRequest{ID: "x", Action: v1alpha1.RolloutRequestRetry, LatestVersion: 2})
 	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs1, rs2, deployer, hook)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -17,10 +18,11 @@ import (
 
 // startRevision bumps latestVersion and then creates the new revision (see
 // syncDeploymentConfig for why in this order). cached is the DC from the cache, dc the
-// same with defaults applied; latest is the latest revision (nil for the first); req is
+// same with defaults applied; revs are its revisions and latest the latest one (nil for
+// the first); req is
 // the pending Latest or Rollback request, or nil when a trigger starts the revision.
 func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
-	latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) error {
+	revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) error {
 	next := cached.Status.LatestVersion + 1
 	cause := automaticCause(dc, latest, next)
 	if req != nil {
@@ -29,6 +31,9 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 	bump := cached.DeepCopy()
 	bump.Status.LatestVersion = next
 	bump.Status.Details = cause.details()
+	// The phase column describes the latest revision: N is New from now on, never the
+	// previous revision's phase (invariant 7).
+	bump.Status.Phase = v1alpha1.RevisionPhaseNew
 	updated, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, bump, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
@@ -37,6 +42,10 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 	dc.ObjectMeta = updated.ObjectMeta
 	dc.Status = updated.Status
 	_, err = c.createRevision(ctx, dc, next, cause)
+	if plumbing.Refused(err) {
+		key, _ := cache.MetaNamespaceKeyFunc(dc)
+		return c.refuseRevision(ctx, key, updated, dc, revs, next, err)
+	}
 	return err
 }
 
@@ -105,6 +114,9 @@ func (c *Controller) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet)
 	if err != nil {
 		return false, fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
 	}
+	if !revision.IsDeployerPodOf(rs, pod) {
+		return true, nil // a pod of that name that is not Stagehand's is never touched
+	}
 	finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 	if finished && !revision.Cancelled(rs) && pod.DeletionTimestamp == nil {
 		return true, nil
@@ -123,6 +135,9 @@ func (c *Controller) deployerFinishedInCache(rs *appsv1.ReplicaSet) bool {
 	pod, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
 	if err != nil {
 		return apierrors.IsNotFound(err)
+	}
+	if !revision.IsDeployerPodOf(rs, pod) {
+		return true
 	}
 	return pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
 }

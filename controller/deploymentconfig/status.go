@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -29,9 +30,13 @@ func computeStatus(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, lat
 	}
 	status.UnavailableReplicas = max(0, status.Replicas-status.AvailableReplicas)
 	status.Phase = ""
-	if latest != nil {
+	switch {
+	case latest != nil:
 		status.UpdatedReplicas = latest.Status.Replicas
 		status.Phase = revision.Phase(latest)
+	case dc.Status.LatestVersion > 0 && createRefusal(dc) != nil:
+		// The latest revision has no ReplicaSet: the apiserver refused it.
+		status.Phase = v1alpha1.RevisionPhaseFailed
 	}
 	status.Selector = selectorString(dc)
 
@@ -101,14 +106,22 @@ func minAvailable(dc *v1alpha1.DeploymentConfig) int32 {
 	return max(0, replicas-int32(unavailable))
 }
 
-// selectorString is the DC's pod selector as a string, for the scale subresource and HPA.
+// selectorString is the selector of the DC's own pods as a string, for the scale
+// subresource and an HPA: the DC's selector, narrowed to the pods of its revisions (the
+// config label, which every revision's pod template carries), without the deployer and
+// hook pods. Two DCs with overlapping selectors never count each other's pods.
 func selectorString(dc *v1alpha1.DeploymentConfig) string {
+	sel := labels.NewSelector()
 	if dc.Spec.Selector != nil {
-		if sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector); err == nil {
-			return sel.String()
+		if user, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector); err == nil {
+			reqs, _ := user.Requirements()
+			sel = sel.Add(reqs...)
 		}
 	}
-	return labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: dc.Name}).String()
+	config, _ := labels.NewRequirement(v1alpha1.ConfigLabel, selection.Equals, []string{dc.Name})
+	noHook, _ := labels.NewRequirement(v1alpha1.HookStageLabel, selection.DoesNotExist, nil)
+	noDeployer, _ := labels.NewRequirement(v1alpha1.DeployerPodForLabel, selection.DoesNotExist, nil)
+	return sel.Add(*config, *noHook, *noDeployer).String()
 }
 
 // updateStatus writes the status computed from the revisions when it differs from the

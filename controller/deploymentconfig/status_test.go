@@ -58,7 +58,7 @@ func TestComputeStatus(t *testing.T) {
 	assert.Equal(t, int32(3), s.ReadyReplicas)
 	assert.Equal(t, int32(3), s.AvailableReplicas)
 	assert.Equal(t, int32(1), s.UnavailableReplicas)
-	assert.Equal(t, "app=web", s.Selector)
+	assert.Equal(t, "app=web,stagehand.dev/config=web,!stagehand.dev/deployer-pod-for,!stagehand.dev/hook", s.Selector)
 	assert.Equal(t, v1alpha1.RevisionPhaseRunning, s.Phase)
 	assert.Equal(t, int64(5), s.ObservedGeneration)
 	// Rolling, 4 replicas, maxUnavailable 25%: 3 available is enough.

@@ -18,7 +18,10 @@ import (
 // of its steps is what keeps DESIGN.md §4's invariants through crashes and restarts:
 //
 //  1. A latestVersion without its ReplicaSet (a crash between the two writes of step 3)
-//     gets its ReplicaSet now, before anything else.
+//     gets its ReplicaSet now, before anything else. A ReplicaSet that the apiserver
+//     refuses for good (Invalid, Forbidden) fails the revision at once (invariant 7): the
+//     status says Failed with the apiserver's message, and the create is not tried again
+//     until the spec changes.
 //  2. A non-terminal revision that is not the latest, or that is marked cancelled, is
 //     stopped: cancelled and Failed in one Update, then its pods are deleted.
 //  3. A config change while revision N is not terminal supersedes N (step 2's write);
@@ -79,8 +82,18 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 1.
 	latest := revision.Find(revs, dc.Status.LatestVersion)
-	if dc.Status.LatestVersion > 0 && latest == nil {
-		if latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc, req)); err != nil {
+	if createRefusal(dc) != nil {
+		c.refusals.Delete(key) // the status says it now
+	}
+	if dc.Status.LatestVersion > 0 && latest == nil && createRefusal(dc) == nil {
+		if r := c.rememberedRefusal(key, dc); r != nil {
+			return c.writeRefusal(ctx, cached, dc, revs, r) // the cache had not seen it yet
+		}
+		latest, err = c.createRevision(ctx, dc, dc.Status.LatestVersion, causeOf(dc, req))
+		if plumbing.Refused(err) {
+			return c.refuseRevision(ctx, key, cached, dc, revs, dc.Status.LatestVersion, err)
+		}
+		if err != nil {
 			return err
 		}
 		revs = append(revs, latest)
@@ -125,7 +138,7 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 				return plumbing.RequeueAfter(time.Second, "waiting for the previous deployer pod to go away")
 			}
 		}
-		return c.startRevision(ctx, cached, dc, latest, pendingCreate(dc, req))
+		return c.startRevision(ctx, cached, dc, revs, latest, pendingCreate(dc, req))
 	}
 
 	// Step 4.

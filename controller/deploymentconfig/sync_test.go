@@ -143,7 +143,8 @@ func TestSyncSupersedeWaitsForTheDeployerPod(t *testing.T) {
 
 	// First sync: revision 1 is cancelled and failed in one write, its pods are deleted.
 	require.NoError(t, f.syncDC("web"))
-	assert.Equal(t, []string{"update replicasets", "delete pods", "list pods"}, f.Actions())
+	assert.Equal(t, []string{"update replicasets", "get pods", "delete pods", "list pods"}, f.Actions(),
+		"the deployer pod is read first: only a pod the revision owns is deleted")
 	got := f.GetRS("web-1")
 	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])
 	assert.Equal(t, "true", got.Annotations[v1alpha1.CancelledAnnotation])

@@ -141,7 +141,7 @@ func pinImage(dc *v1alpha1.DeploymentConfig, p *v1alpha1.DeploymentTriggerImageC
 
 // credentials collects the pull secrets of the DC's pods (the template's imagePullSecrets
 // and those of its service account) into registry credentials. Secrets that cannot be
-// read are reported by name, never by content.
+// read are reported by name, never by content; reading them is an optional permission.
 func (c *Controller) credentials(ctx context.Context, dc *v1alpha1.DeploymentConfig) (images.Credentials, []string) {
 	names := map[string]bool{}
 	for _, ref := range dc.Spec.Template.Spec.ImagePullSecrets {
@@ -171,6 +171,12 @@ func (c *Controller) credentials(ctx context.Context, dc *v1alpha1.DeploymentCon
 	id := []string{dc.Namespace}
 	for _, n := range sorted {
 		s, err := c.kube.CoreV1().Secrets(dc.Namespace).Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsForbidden(err) {
+			// The Secret read is optional; the operator may have left it out (docs/security.md).
+			problems = append(problems, fmt.Sprintf("secret %s: forbidden: the controller may not read Secrets "+
+				"(is deploy/rbac/controller-pull-secrets.yaml installed?)", n))
+			continue
+		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("secret %s: %s", n, apiReason(err)))
 			continue

@@ -89,24 +89,43 @@ func StrategyOf(rs *appsv1.ReplicaSet) string {
 	return string(spec.Strategy.Type)
 }
 
-// DeletePods deletes a revision's deployer pod and its hook pods.
+// DeletePods deletes a revision's deployer pod and its hook pods: only pods that rs owns
+// (an ownerReference to its UID), each deleted with a UID precondition, so that a pod
+// that is not Stagehand's is never deleted, whatever its name or labels.
 func DeletePods(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet) error {
 	pods := kube.CoreV1().Pods(rs.Namespace)
-	err := pods.Delete(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
+	deployer, err := pods.Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
+	case revision.IsDeployerPodOf(rs, deployer):
+		if err := deleteOwned(ctx, kube, deployer); err != nil {
+			return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
+		}
 	}
 	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, "").String()})
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
 	}
-	for _, p := range hooks.Items {
-		if p.DeletionTimestamp != nil {
+	for i := range hooks.Items {
+		p := &hooks.Items[i]
+		if p.DeletionTimestamp != nil || !revision.Owns(rs, p) {
 			continue
 		}
-		if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := deleteOwned(ctx, kube, p); err != nil {
 			return fmt.Errorf("deleting hook pod %s of %s: %w", p.Name, rs.Name, err)
 		}
 	}
 	return nil
+}
+
+// deleteOwned deletes pod if it is still the same object (its UID): a pod deleted and
+// created again under the same name in between is left alone.
+func deleteOwned(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod) error {
+	err := kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }

@@ -82,9 +82,9 @@ func (c *dcConverter) metadata(o object) {
 	switch {
 	case m.Name == "":
 		c.n.warn("metadata.name", "missing: set a name before applying")
-	case len(m.Name) > v1alpha1.MaxDerivedNameLength:
-		c.n.warn("metadata.name", "longer than %d characters, which Stagehand refuses (the name is a label value on every revision): shorten it",
-			v1alpha1.MaxDerivedNameLength)
+	case len(m.Name) > v1alpha1.MaxNameLength:
+		c.n.warn("metadata.name", "longer than %d characters, which Stagehand refuses (<name>-<N> is a label value of every revision's deployer pod): shorten it",
+			v1alpha1.MaxNameLength)
 	}
 }
 

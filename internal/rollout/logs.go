@@ -39,6 +39,9 @@ func (c *Client) Logs(ctx context.Context, name string, number int64, follow boo
 			return err
 		}
 	}
+	if p, err := c.Kube.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{}); err == nil && !revision.IsDeployerPodOf(rs, p) {
+		return refused("pod %s is not the deployer pod of revision %s (it has no ownerReference to it), so its log is not shown", pod, rs.Name)
+	}
 	stream, err := c.Kube.CoreV1().Pods(c.Namespace).GetLogs(pod, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
 	if apierrors.IsNotFound(err) {
 		return refused("the deployer pod %s of revision %s is gone: a deployer pod is deleted when its revision is cancelled, superseded, retried or pruned", pod, rs.Name)

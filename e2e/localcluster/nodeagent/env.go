@@ -84,7 +84,8 @@ type envResolver struct {
 
 // resolve adds envFrom and env of c to env, in that order, as the kubelet does: envFrom
 // values are taken literally, env values expand $(VAR) references to variables defined
-// before them. The error says which reference could not be resolved.
+// before them. The error says which reference could not be resolved, in the kubelet's
+// words.
 func (r *envResolver) resolve(ctx context.Context, c *corev1.Container, env *envList) error {
 	for _, from := range c.EnvFrom {
 		if err := r.addEnvFrom(ctx, from, env); err != nil {
@@ -98,7 +99,9 @@ func (r *envResolver) resolve(ctx context.Context, c *corev1.Container, env *env
 		}
 		value, ok, err := r.valueFrom(ctx, c, v.ValueFrom)
 		if err != nil {
-			return fmt.Errorf("resolving env %s: %w", v.Name, err)
+			// Unwrapped, as the kubelet reports it: the waiting message of a
+			// CreateContainerConfigError is "couldn't find key k in ConfigMap ns/cm".
+			return err
 		}
 		if ok {
 			env.set(v.Name, value)

@@ -97,7 +97,10 @@ func TestEnvResolve(t *testing.T) {
 
 func TestEnvResolveErrors(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
-	client := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: "ns"}})
+	client := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: "ns"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}, Data: map[string]string{"present": "1"}})
+	// The messages are the kubelet's, word for word: they are the waiting message of a
+	// CreateContainerConfigError, which Stagehand copies into a failed hook's message.
 	tests := []struct {
 		name string
 		env  corev1.EnvVar
@@ -108,9 +111,15 @@ func TestEnvResolveErrors(t *testing.T) {
 			env: corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "other"}, Key: "k"}}}},
 		{name: "missing key", want: "couldn't find key k in Secret ns/sec",
 			env: corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "k"}}}},
+		{name: "missing configmap key", want: "couldn't find key missing in ConfigMap ns/cfg",
+			env: corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "missing"}}}},
+		{name: "missing configmap", want: `configmap "other" not found`,
+			env: corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "other"}, Key: "k"}}}},
+		{name: "missing secret in envFrom", want: `secret "gone" not found`,
+			from: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}}}}},
 		{name: "missing configmap in envFrom", want: `configmap "cm" not found`,
 			from: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}},
-		{name: "unsupported field", want: "unsupported fieldRef",
+		{name: "unsupported field", want: `unsupported fieldRef "spec.hostname"`,
 			env: corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.hostname"}}}},
 	}
 	for _, tt := range tests {
@@ -122,7 +131,7 @@ func TestEnvResolveErrors(t *testing.T) {
 			r := &envResolver{client: client, pod: pod}
 			err := r.resolve(context.Background(), c, newEnvList())
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, tt.want, err.Error())
 		})
 	}
 }

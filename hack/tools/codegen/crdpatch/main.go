@@ -1,11 +1,15 @@
 // Command crdpatch post-processes the CRDs that controller-gen writes.
 //
 // It adds size bounds to the upstream types embedded in Stagehand's CRDs
-// (the pod template and the label selector), whose Go types cannot carry kubebuilder
-// markers. The CEL rules of the DeploymentConfig look into those fields, and the apiserver
-// refuses a rule whose estimated cost is unbounded. Each bound is at or above what
-// Kubernetes itself accepts for the field (a container or volume name is a DNS label of at
-// most 63 characters, a label value at most 63), or far above any real pod template.
+// (the pod template, the label selector, environment variables, label maps), whose Go
+// types cannot carry kubebuilder markers. The CEL rules of the DeploymentConfig look into
+// those fields, and the apiserver refuses a rule whose estimated cost is unbounded. Each
+// bound is at or above what Kubernetes itself accepts for the field (a container or volume
+// name is a DNS label of at most 63 characters, a label value at most 63), or far above any
+// real pod template (an environment variable name of 1024 characters).
+//
+// It also restricts a selector expression's operator to the four that Kubernetes accepts,
+// as an enum, so that the apiserver's refusal names the expression.
 //
 // It also drops the upstream descriptions inside the embedded pod template (kubectl explain
 // pod.spec has them). That keeps the CRD far below the 256 KiB that a client-side
@@ -28,8 +32,12 @@ import (
 type bound struct {
 	path  string
 	key   string
-	value int64
+	value any
 }
+
+// maxEnvNameLength bounds an environment variable's name in a hook or a custom strategy,
+// which a CEL rule checks (Kubernetes itself sets no length).
+const maxEnvNameLength = 1024
 
 var bounds = []bound{
 	{"spec.template.metadata.labels", "maxProperties", 64},
@@ -44,6 +52,16 @@ var bounds = []bound{
 	{"spec.selector.matchExpressions.[].key", "maxLength", 317},
 	{"spec.selector.matchExpressions.[].values", "maxItems", 64},
 	{"spec.selector.matchExpressions.[].values.[]", "maxLength", 63},
+	{"spec.selector.matchExpressions.[].operator", "enum", []any{"In", "NotIn", "Exists", "DoesNotExist"}},
+	{"spec.template.spec.initContainers", "maxItems", 64},
+	{"spec.template.spec.initContainers.[].name", "maxLength", 63},
+	{"spec.strategy.labels.{}", "maxLength", 63},
+	{"spec.strategy.customParams.environment.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.recreateParams.pre.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.recreateParams.mid.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.recreateParams.post.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.rollingParams.pre.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.rollingParams.post.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
 }
 
 func main() {

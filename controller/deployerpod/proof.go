@@ -1,0 +1,99 @@
+package deployerpod
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/phase"
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
+)
+
+// proofGrace is how long after the deployer exited 0 the controller waits for the
+// ReplicaSet's status to show the desired replicas available. The deployer waits on the
+// pods themselves, and the ReplicaSet controller's status may lag a moment behind them.
+const proofGrace = 30 * time.Second
+
+// proveComplete checks DESIGN.md §4 invariant 6 before a revision is Complete: the
+// deployer exited 0 AND the revision has its desired replicas available (the ReplicaSet's
+// availableReplicas honour minReadySeconds), read from the apiserver, not the cache. It
+// returns true when t may be written as it is. When the proof is missing it waits (a
+// requeue) for up to proofGrace after the deployer finished, then turns t into a Failed
+// transition with reason StrategyEndedWithoutRollout, so that the previous revision keeps
+// serving: Stagehand never switches traffic on an exit code alone.
+func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod, t *phase.Transition) (bool, error) {
+	live, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("reading revision %s to check its rollout: %w", rs.Name, err)
+	}
+	desired, err := revision.DesiredReplicas(live)
+	if err != nil {
+		*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()}
+		return true, nil
+	}
+	replicas := int32(1)
+	if live.Spec.Replicas != nil {
+		replicas = *live.Spec.Replicas
+	}
+	if replicas >= desired && live.Status.AvailableReplicas >= desired && live.Status.ObservedGeneration >= live.Generation {
+		return true, nil
+	}
+	if wait := finishedAt(pod).Add(proofGrace).Sub(c.now()); wait > 0 {
+		return false, plumbing.RequeueAfter(min(wait, 2*time.Second),
+			fmt.Sprintf("the deployer exited 0; waiting for %s to show %d available replicas", rs.Name, desired))
+	}
+	*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonEndedWithoutRollout,
+		Msg: fmt.Sprintf("the deployer exited 0, but revision %s runs %d replicas with %d of %d available: the strategy ended without rolling out, so the previous revision keeps serving",
+			rs.Name, replicas, live.Status.AvailableReplicas, desired)}
+	return true, nil
+}
+
+// finishedAt is when the deployer container terminated; the pod's start when unknown.
+func finishedAt(pod *corev1.Pod) time.Time {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == v1alpha1.DeployerContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.FinishedAt.Time
+		}
+	}
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	return pod.CreationTimestamp.Time
+}
+
+// nameTaken fails a revision whose deployer pod name is held by a pod that it does not
+// own. That pod is never adopted, read or deleted.
+func (c *Controller) nameTaken(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, pod *corev1.Pod) error {
+	if revision.Phase(rs).IsTerminal() {
+		return nil
+	}
+	return c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
+		Reason: v1alpha1.ReasonDeployerPodNameTaken,
+		Msg: fmt.Sprintf("pod %s/%s already exists and is not the deployer pod of revision %s (it has no ownerReference to it); "+
+			"Stagehand leaves it alone: rename or delete that pod, then run kubectl stagehand rollout latest %s", pod.Namespace, pod.Name, rs.Name, dc.Name)})
+}
+
+// failIfStuck fails the revision of a deployer pod whose container cannot start (a missing
+// ConfigMap key, an invalid image name, a pull that keeps failing) once the grace of
+// revision.DefaultStuckGrace has passed, with the kubelet's reason and message, instead of
+// waiting out activeDeadlineSeconds. The pod is kept for inspection. Before the grace runs
+// out, a check is scheduled for the moment it does, since a stuck pod sends no updates.
+func (c *Controller) failIfStuck(ctx context.Context, key string, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, pod *corev1.Pod) (bool, error) {
+	if pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
+		return false, nil
+	}
+	if reason, msg, stuck := revision.StuckContainer(pod, c.now(), revision.DefaultStuckGrace); stuck {
+		return true, c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: reason,
+			Msg: fmt.Sprintf("the deployer pod %s cannot start: %s (the pod is kept for inspection)", pod.Name, msg)})
+	}
+	if at, ok := revision.StuckAt(pod, revision.DefaultStuckGrace); ok {
+		c.queue.AddAfter(key, at.Sub(c.now())+time.Second)
+	}
+	return false, nil
+}

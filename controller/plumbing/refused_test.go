@@ -1,0 +1,36 @@
+package plumbing
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestRefused(t *testing.T) {
+	pods := corev1.Resource("pods")
+	invalid := apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "web-1-deploy",
+		field.ErrorList{field.Required(field.NewPath("spec", "containers").Index(0).Child("image"), "")})
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "invalid", err: invalid, want: true},
+		{name: "pod security", err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New(`violates PodSecurity "restricted:latest"`)), want: true},
+		{name: "quota clears by itself", err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New("exceeded quota: pods")), want: false},
+		{name: "service account not in the admission cache yet",
+			err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New("error looking up service account ns/stagehand-deployer")), want: false},
+		{name: "conflict", err: apierrors.NewConflict(pods, "x", errors.New("changed")), want: false},
+		{name: "timeout", err: apierrors.NewServerTimeout(pods, "create", 1), want: false},
+		{name: "plain", err: errors.New("connection refused"), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, Refused(tt.err)) })
+	}
+	assert.Contains(t, APIMessage(invalid), "spec.containers[0].image: Required value")
+	assert.Equal(t, "connection refused", APIMessage(errors.New("connection refused")))
+}
