@@ -22,6 +22,8 @@ type config struct {
 	Namespace      string        `envconfig:"NAMESPACE" desc:"watch only this namespace; empty: all"`
 	DeployerImage  string        `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
 	Workers        int           `envconfig:"WORKERS" default:"2"`
+	KubeAPIQPS     float32       `envconfig:"KUBE_API_QPS" default:"20"`
+	KubeAPIBurst   int           `envconfig:"KUBE_API_BURST" default:"30"`
 	Resync         time.Duration `envconfig:"RESYNC" default:"10m"`
 	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
 	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
@@ -59,6 +61,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "watch only this namespace; empty: all namespaces")
 	fs.StringVar(&cfg.DeployerImage, "deployer-image", cfg.DeployerImage, "image of the built-in deployer (Recreate and Rolling)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers per controller")
+	qps := float64(cfg.KubeAPIQPS)
+	fs.Float64Var(&qps, "kube-api-qps", qps, "requests per second to the apiserver (client-side rate limit of all controllers together)")
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver")
 	fs.DurationVar(&cfg.Resync, "resync", cfg.Resync, "informer resync period (0 disables)")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "run only while holding the leader Lease")
 	fs.StringVar(&cfg.LeaseName, "leader-elect-lease-name", cfg.LeaseName, "name of the leader Lease")
@@ -79,6 +84,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
 	}
+	cfg.KubeAPIQPS = float32(qps)
 	cfg.InsecureRegistries = nil
 	for _, r := range strings.Split(insecure, ",") {
 		if r = strings.TrimSpace(r); r != "" {
@@ -93,6 +99,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	}
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		return cfg, false, fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
+	}
+	if cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst < 1 {
+		return cfg, false, fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1")
 	}
 	if cfg.Workers < 1 {
 		return cfg, false, fmt.Errorf("--workers must be at least 1, not %d", cfg.Workers)

@@ -97,6 +97,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return fmt.Errorf("loading the cluster configuration: %w", err)
 	}
 	rc.UserAgent = "stagehand-controller/" + version.Version
+	rc.QPS, rc.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -123,7 +124,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
-		"workers": cfg.Workers, "leaderElect": cfg.LeaderElect,
+		"workers": cfg.Workers, "kubeAPIQPS": cfg.KubeAPIQPS, "kubeAPIBurst": cfg.KubeAPIBurst, "leaderElect": cfg.LeaderElect,
 	}).Info("Starting")
 
 	ready := mgr.Ready
