@@ -123,3 +123,27 @@ func containsAny(list []string, sub string) bool {
 	}
 	return false
 }
+
+// Rolling is event-driven by default (no pause between steps), and explicit
+// updatePeriodSeconds and intervalSeconds, OpenShift's pacing, are still honoured.
+func TestRollingHonoursAnExplicitUpdatePeriod(t *testing.T) {
+	requireController(t)
+	paced := framework.NewDeploymentConfig("paced", 4, stagehandv1.DeploymentStrategyTypeRolling)
+	paced.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		UpdatePeriodSeconds: ptr.To[int64](2), IntervalSeconds: ptr.To[int64](1)}
+	s := env.Given(t).DeploymentConfig(paced)
+	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(4)
+	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete).ReadyPods(4)
+	log := deployerLog(t, s.NS, "paced-2")
+	assert.Contains(t, log, "Pausing 2s after this step (updatePeriodSeconds)", "the explicit pause is honoured:\n%s", log)
+
+	eager := framework.NewDeploymentConfig("eager", 4, stagehandv1.DeploymentStrategyTypeRolling)
+	e := env.Given(t).DeploymentConfig(eager)
+	e.When().Created().Then().RevisionPhase(1, complete).ReadyPods(4)
+	e.When().TemplateChanged(2).Then().RevisionPhase(2, complete).ReadyPods(4)
+	log = deployerLog(t, e.NS, "eager-2")
+	assert.NotContains(t, log, "Pausing", "by default no step pauses:\n%s", log)
+	if rp := e.Get().Spec.Strategy.RollingParams; rp != nil {
+		assert.Nil(t, rp.UpdatePeriodSeconds, "no default is written into the spec")
+	}
+}

@@ -30,8 +30,6 @@ func TestCRDDefaultsMatchGoDefaults(t *testing.T) {
 		{strategy + ".activeDeadlineSeconds", float64(DefaultActiveDeadlineSeconds)},
 		{strategy + ".recreateParams.timeoutSeconds", float64(DefaultTimeoutSeconds)},
 		{rolling + ".timeoutSeconds", float64(DefaultTimeoutSeconds)},
-		{rolling + ".updatePeriodSeconds", float64(DefaultUpdatePeriodSeconds)},
-		{rolling + ".intervalSeconds", float64(DefaultIntervalSeconds)},
 		{rolling + ".maxSurge", DefaultMaxSurge},
 		{rolling + ".maxUnavailable", DefaultMaxUnavailable},
 		{retry + ".maxAttempts", float64(DefaultRetryMaxAttempts)},

@@ -12,8 +12,6 @@ const (
 	DefaultRevisionHistoryLimit  int32 = 10
 	DefaultActiveDeadlineSeconds int64 = 21600
 	DefaultTimeoutSeconds        int64 = 600
-	DefaultUpdatePeriodSeconds   int64 = 1
-	DefaultIntervalSeconds       int64 = 1
 	DefaultMaxSurge                    = "25%"
 	DefaultMaxUnavailable              = "25%"
 	DefaultRetryMaxAttempts      int32 = 3
@@ -76,12 +74,6 @@ func SetStrategyDefaults(s *DeploymentStrategy) {
 		setHookDefaults(p.Post)
 	}
 	if p := s.RollingParams; p != nil {
-		if p.UpdatePeriodSeconds == nil {
-			p.UpdatePeriodSeconds = ptr(DefaultUpdatePeriodSeconds)
-		}
-		if p.IntervalSeconds == nil {
-			p.IntervalSeconds = ptr(DefaultIntervalSeconds)
-		}
 		if p.TimeoutSeconds == nil {
 			p.TimeoutSeconds = ptr(DefaultTimeoutSeconds)
 		}

@@ -47,8 +47,8 @@ func TestSetDefaults(t *testing.T) {
 				assert.Nil(t, s.Strategy.RecreateParams)
 				require.NotNil(t, s.Strategy.RollingParams)
 				p := s.Strategy.RollingParams
-				assert.Equal(t, int64(1), *p.UpdatePeriodSeconds)
-				assert.Equal(t, int64(1), *p.IntervalSeconds)
+				assert.Nil(t, p.UpdatePeriodSeconds, "no pause between steps unless asked for")
+				assert.Nil(t, p.IntervalSeconds, "progress checks follow the pods' events unless asked otherwise")
 				assert.Equal(t, int64(600), *p.TimeoutSeconds)
 				assert.Equal(t, intstr.FromString("25%"), *p.MaxSurge)
 				assert.Equal(t, intstr.FromString("25%"), *p.MaxUnavailable)

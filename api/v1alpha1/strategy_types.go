@@ -125,16 +125,17 @@ type RecreateDeploymentStrategyParams struct {
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.maxSurge) && has(self.maxUnavailable) && (type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="spec.strategy.rollingParams: maxSurge and maxUnavailable must not both be 0, or the rollout could never make progress",fieldPath=".maxUnavailable",reason=FieldValueInvalid
 type RollingDeploymentStrategyParams struct {
-	// UpdatePeriodSeconds is the wait between individual pod updates. Default 1.
-	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
+	// UpdatePeriodSeconds is a pause after each scaling step. Unset or 0: no pause, the
+	// next step comes as soon as the pods allow it (OpenShift's default of 1 s paced every
+	// step; set it to keep that pacing).
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	UpdatePeriodSeconds *int64 `json:"updatePeriodSeconds,omitempty"`
 
-	// IntervalSeconds is the wait between polls of the rollout's progress. Default 1.
-	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
+	// IntervalSeconds is the shortest gap between two checks of the rollout's progress.
+	// Unset or 0: the checks follow the pods' events (OpenShift polls every second).
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	IntervalSeconds *int64 `json:"intervalSeconds,omitempty"`

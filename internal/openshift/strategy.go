@@ -72,10 +72,24 @@ func (c *dcConverter) recreateParams(o object) *v1alpha1.RecreateDeploymentStrat
 	return p
 }
 
+// openShiftPacing is OpenShift's default updatePeriodSeconds and intervalSeconds. An
+// exported DeploymentConfig carries it explicitly, so the converter drops it: Stagehand's
+// default is event-driven.
+const openShiftPacing = 1
+
 func (c *dcConverter) rollingParams(o object) *v1alpha1.RollingDeploymentStrategyParams {
 	p := &v1alpha1.RollingDeploymentStrategyParams{}
-	c.n.takeInto(o, "updatePeriodSeconds", &p.UpdatePeriodSeconds)
-	c.n.takeInto(o, "intervalSeconds", &p.IntervalSeconds)
+	for _, f := range []struct {
+		key   string
+		field **int64
+	}{{"updatePeriodSeconds", &p.UpdatePeriodSeconds}, {"intervalSeconds", &p.IntervalSeconds}} {
+		key := f.key
+		if c.n.takeInto(o, key, f.field) && *f.field != nil && **f.field == openShiftPacing {
+			*f.field = nil
+			c.n.note(o.at(key), "1 (OpenShift's default) dropped: it pauses every step of the rollout for 1 s; Stagehand's default is event-driven, "+
+				"as the Deployment controller is. Set %s: 1 again to keep OpenShift's pacing", key)
+		}
+	}
 	c.n.takeInto(o, "timeoutSeconds", &p.TimeoutSeconds)
 	c.n.takeInto(o, "maxUnavailable", &p.MaxUnavailable)
 	c.n.takeInto(o, "maxSurge", &p.MaxSurge)

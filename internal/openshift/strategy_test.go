@@ -85,6 +85,22 @@ strategy:
 	assert.Equal(t, "-20: not converted (deprecated in OpenShift, and Stagehand does not have it); set maxSurge and maxUnavailable instead", notes[0].Message)
 }
 
+func TestConvertDropsOpenShiftsPacing(t *testing.T) {
+	dc, notes := convertOne(t, openshiftDC(t, `
+strategy:
+  type: Rolling
+  rollingParams:
+    updatePeriodSeconds: 1
+    intervalSeconds: 1
+    timeoutSeconds: 600
+`), Options{})
+	assert.Nil(t, dc.Spec.Strategy.RollingParams.UpdatePeriodSeconds, "OpenShift's default pacing is dropped")
+	assert.Nil(t, dc.Spec.Strategy.RollingParams.IntervalSeconds)
+	assert.Equal(t, []string{"note spec.strategy.rollingParams.updatePeriodSeconds", "note spec.strategy.rollingParams.intervalSeconds"}, where(notes))
+	assert.Contains(t, notes[0].Message, "event-driven")
+	assert.Contains(t, notes[0].Message, "Set updatePeriodSeconds: 1 again to keep OpenShift's pacing")
+}
+
 func TestConvertHooks(t *testing.T) {
 	tests := []struct {
 		name         string

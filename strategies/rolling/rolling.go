@@ -110,8 +110,10 @@ type loop struct {
 }
 
 func (l *loop) run(ctx context.Context) error {
-	interval := seconds(l.r.params.IntervalSeconds, v1alpha1.DefaultIntervalSeconds)
-	period := seconds(l.r.params.UpdatePeriodSeconds, v1alpha1.DefaultUpdatePeriodSeconds)
+	// Both default to 0: event-driven, as the Deployment controller is. Explicit values
+	// (OpenShift's 1 s, say) are honoured.
+	interval := seconds(l.r.params.IntervalSeconds, 0)
+	period := seconds(l.r.params.UpdatePeriodSeconds, 0)
 	l.progressBy = time.Now().Add(l.timeout)
 	var lastCheck time.Time
 	for {
@@ -161,8 +163,9 @@ func (l *loop) observe(now time.Time) error {
 	return nil
 }
 
-// step scales the new revision up and the old one down as far as the state allows,
-// waiting updatePeriodSeconds after each scale. It reports whether it scaled anything.
+// step scales the new revision up and the old one down in the same step, as far as the
+// state allows (as the Deployment controller does), then pauses updatePeriodSeconds when
+// it is set. It reports whether it scaled anything.
 func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 	scaled := false
 	if up := ScaleUpTarget(l.state); up != l.state.NewReplicas {
@@ -171,9 +174,6 @@ func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 			return false, err
 		}
 		l.new, l.state.NewReplicas, scaled = rs, up, true
-		if err := sleep(ctx, period); err != nil {
-			return false, err
-		}
 	}
 	if down := ScaleDownTarget(l.state); down < l.state.OldReplicas {
 		rs, err := strategies.Scale(ctx, l.r.clients, l.r.out, l.old, down)
@@ -182,6 +182,9 @@ func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 		}
 		l.old, l.state.OldReplicas, scaled = rs, down, true
 		l.progressBy = time.Now().Add(l.timeout) // scaling old down is progress
+	}
+	if scaled && period > 0 {
+		l.r.out.Printf("Pausing %s after this step (updatePeriodSeconds)", period)
 		if err := sleep(ctx, period); err != nil {
 			return false, err
 		}
