@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -28,8 +29,10 @@ func (e *RolloutFailed) Error() string {
 	return fmt.Sprintf("revision %s failed: %s", e.RevisionName, e.Reason)
 }
 
-// FollowInterval is how often Follow reads the DC, its latest revision and its events.
-var FollowInterval = time.Second
+// FollowResync is how often Follow reads the DC, its latest revision and its events when
+// nothing woke it: a safety net. Follow is driven by watches on the DC, its ReplicaSets,
+// its pods and its events, and reads again as soon as one of them changes.
+var FollowResync = 10 * time.Second
 
 // Follow follows the latest rollout of a DC until it is Complete (nil) or Failed
 // (*RolloutFailed), writing its phase changes, the readiness of its pods and its hooks'
@@ -37,6 +40,9 @@ var FollowInterval = time.Second
 // ctx bounds the wait.
 func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
 	f := &follower{c: c, name: name, out: out, seen: map[string]bool{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changed := c.watchChanges(ctx, name)
 	for {
 		done, err := f.step(ctx)
 		if done || err != nil {
@@ -49,9 +55,54 @@ func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
 				what = "revision " + f.rs
 			}
 			return fmt.Errorf("stopped waiting for %s of deploymentconfig/%s (last seen: %s): %w", what, name, f.phase, ctx.Err())
-		case <-time.After(FollowInterval):
+		case <-changed:
+		case <-time.After(FollowResync):
 		}
 	}
+}
+
+// watchChanges returns a channel that receives (coalesced) whenever the DC, one of its
+// ReplicaSets or pods, or one of its events changes, until ctx is done. A watch the user
+// may not open, or one that ends, leaves Follow to its resync.
+func (c *Client) watchChanges(ctx context.Context, name string) <-chan struct{} {
+	changed := make(chan struct{}, 1)
+	byConfig := metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + name}
+	opens := []func() (watch.Interface, error){
+		func() (watch.Interface, error) {
+			return c.Stagehand.StagehandV1alpha1().DeploymentConfigs(c.Namespace).Watch(ctx,
+				metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		},
+		func() (watch.Interface, error) { return c.Kube.AppsV1().ReplicaSets(c.Namespace).Watch(ctx, byConfig) },
+		func() (watch.Interface, error) { return c.Kube.CoreV1().Pods(c.Namespace).Watch(ctx, byConfig) },
+		func() (watch.Interface, error) {
+			return c.Kube.CoreV1().Events(c.Namespace).Watch(ctx,
+				metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String()})
+		},
+	}
+	for _, open := range opens {
+		w, err := open()
+		if err != nil {
+			continue
+		}
+		go func() {
+			defer w.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	return changed
 }
 
 type follower struct {
