@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/stagehand-dev/stagehand/controller"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
 
@@ -101,6 +103,17 @@ func stubDC(name string, replicas int32, script string) *v1alpha1.DeploymentConf
 			},
 		},
 	}
+}
+
+// rollsOut is a stub script that first does what a deployer must do before it exits 0
+// (DESIGN.md §4 invariant 6: no Complete on an exit code alone): scale its revision to
+// the desired replicas, with kubectl running as the pod's service account
+// (stagehand-deployer). The node agent's simulated pods are available at once.
+func rollsOut(script string) string {
+	kubectl := filepath.Join(localcluster.DefaultBinDir(env.RepoRoot), "kubectl")
+	return fmt.Sprintf(`k=%q; ns="$STAGEHAND_NAMESPACE"; rs="$STAGEHAND_REVISION"; `+
+		`n=$("$k" -n "$ns" get rs "$rs" -o jsonpath='{.metadata.annotations.stagehand\.dev/desired-replicas}') && `+
+		`"$k" -n "$ns" scale rs "$rs" --replicas="$n" >/dev/null && %s`, kubectl, script)
 }
 
 // waitFor polls cond every 200 ms until it holds.

@@ -40,7 +40,7 @@ func TestIntegrationRestartSafety(t *testing.T) {
 	ctx := context.Background()
 	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
 
-	dc := stubDC("web", 1, "sleep 0.5; exit 0")
+	dc := stubDC("web", 1, rollsOut("sleep 0.5; exit 0"))
 	limit := int32(100)
 	dc.Spec.RevisionHistoryLimit = &limit
 	_, err := dcs.Create(ctx, dc, metav1.CreateOptions{})

@@ -66,10 +66,10 @@ func TestIntegrationRolloutFailureAndRollback(t *testing.T) {
 	runController(t, ns)
 	ctx := context.Background()
 
-	_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, stubDC("web", 2, "exit 0"), metav1.CreateOptions{})
+	_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, stubDC("web", 2, rollsOut("exit 0")), metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitPhase(t, ns, "web-1", "Complete", 30*time.Second)
-	waitReplicas(t, ns, "web-1", 2) // the stub scales nothing: the controller does
+	waitReplicas(t, ns, "web-1", 2)
 
 	pod, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "web-1-deploy", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestIntegrationSupersede(t *testing.T) {
 	waitPhase(t, ns, "web-1", "Running", 30*time.Second)
 	updateDC(t, ns, "web", func(dc *v1alpha1.DeploymentConfig) {
 		dc.Spec.Template.Spec.Containers[0].Image = "example.com/app:2"
-		dc.Spec.Strategy.CustomParams.Command = []string{"/bin/sh", "-c", "exit 0"}
+		dc.Spec.Strategy.CustomParams.Command = []string{"/bin/sh", "-c", rollsOut("exit 0")}
 	})
 	waitPhase(t, ns, "web-2", "Complete", 40*time.Second)
 	_, _, reason, _ := getRS(t, ns, "web-1")
@@ -152,7 +152,7 @@ func TestIntegrationPauseScaleAndPrune(t *testing.T) {
 	ctx := context.Background()
 	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
 
-	dc := stubDC("web", 1, "exit 0")
+	dc := stubDC("web", 1, rollsOut("exit 0"))
 	one := int32(1)
 	dc.Spec.RevisionHistoryLimit = &one
 	_, err := dcs.Create(ctx, dc, metav1.CreateOptions{})
