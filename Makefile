@@ -78,10 +78,15 @@ e2e-kind: ## Run the e2e suite on a kind cluster (needs Docker and kind).
 	hack/e2e-kind.sh
 
 .PHONY: bench
-bench: ## Benchmarks against the native Deployment controller (arrives with the performance issue).
-	@echo "make bench: not implemented yet. The benchmarks against the native Deployment controller arrive with the performance issue." >&2
-	@exit 2
+bench: build controlplane ## Benchmark DeploymentConfig rollouts against the native Deployment controller on the local cluster; writes docs/performance.{md,json} and docs/performance-rollout.svg.
+	cd $(E2E_MODULE) && go build -o $(BIN)/stagehand-bench ./bench
+	$(BIN)/stagehand-bench -out $(CURDIR)/docs
+
+.PHONY: bench-quick
+bench-quick: build controlplane ## A quick benchmark (10 replicas, Rolling, minReadySeconds 0 and 2, 3 rounds); writes bin/bench/, never docs/.
+	cd $(E2E_MODULE) && go build -o $(BIN)/stagehand-bench ./bench
+	$(BIN)/stagehand-bench -quick -out $(BIN)/bench
 
 .PHONY: clean
 clean: cluster-down ## Remove built binaries (keeps the cached control plane in bin/k8s-v*).
-	rm -f $(addprefix $(BIN)/,$(COMMANDS) $(TEST_COMMANDS))
+	rm -f $(addprefix $(BIN)/,$(COMMANDS) $(TEST_COMMANDS) stagehand-bench)

@@ -1,0 +1,284 @@
+// Command stagehand-bench compares Stagehand's DeploymentConfig rollouts with the native
+// Deployment controller on the same cluster, in the same run, and writes the results as
+// JSON, a Markdown report and an SVG chart.
+//
+//	go run ./bench -quick              # from e2e/: 10 replicas, Rolling, 3 rounds -> bin/bench/
+//	go run ./bench                     # the full run -> docs/performance.*
+//
+// It starts the local cluster and installs Stagehand as the e2e suite does
+// (framework.Start; E2E_KUBECONFIG points it at a cluster of your own instead). It is a
+// main package, not a test: `make test` never runs it. See `make bench` and `make bench-quick`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/e2e/framework"
+)
+
+type options struct {
+	quick      bool
+	out        string
+	sizes      []int32
+	minReady   []int32
+	recreate   bool
+	rounds     int
+	bigRounds  int
+	roundLimit time.Duration
+}
+
+func main() {
+	var o options
+	var sizes, minReady string
+	flag.BoolVar(&o.quick, "quick", false, "quick run: 10 replicas, minReadySeconds 0 and 2, Rolling only, 3 rounds; writes to bin/bench/")
+	flag.StringVar(&o.out, "out", "", "folder for performance.json, performance.md and performance-rollout.svg (default: docs/ for the full run, bin/bench/ for -quick)")
+	flag.StringVar(&sizes, "sizes", "", "comma-separated replica counts (default 10,100,1000; quick: 10)")
+	flag.StringVar(&minReady, "min-ready", "0,2", "comma-separated minReadySeconds values")
+	flag.BoolVar(&o.recreate, "recreate", true, "also run Recreate vs Deployment Recreate (not in -quick; sizes below 1000)")
+	flag.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5; quick: 3)")
+	flag.IntVar(&o.bigRounds, "big-rounds", 2, "rounds for cases of 1000 replicas or more")
+	flag.DurationVar(&o.roundLimit, "round-timeout", 0, "time limit of one round (default 3m, 15m from 1000 replicas)")
+	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
+	flag.Parse()
+
+	if *render != "" {
+		if err := rerender(*render, o.out); err != nil {
+			fail(err)
+		}
+		return
+	}
+
+	if o.quick {
+		o.recreate = false
+		if sizes == "" {
+			sizes = "10"
+		}
+		if o.rounds == 0 {
+			o.rounds = 3
+		}
+	}
+	if sizes == "" {
+		sizes = "10,100,1000"
+	}
+	if o.rounds == 0 {
+		o.rounds = 5
+	}
+	var err error
+	if o.sizes, err = parseInts(sizes); err != nil {
+		fail(err)
+	}
+	if o.minReady, err = parseInts(minReady); err != nil {
+		fail(err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "stagehand-bench:", err)
+	os.Exit(1)
+}
+
+func parseInts(s string) ([]int32, error) {
+	var out []int32
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("not a count: %q", f)
+		}
+		out = append(out, int32(n))
+	}
+	return out, nil
+}
+
+// cases lists the cases of a run: Rolling vs RollingUpdate for every size and
+// minReadySeconds, then Recreate vs Recreate for the sizes below 1000.
+func (o options) cases() []benchCase {
+	var cs []benchCase
+	add := func(strategy stagehandv1.DeploymentStrategyType) {
+		for _, n := range o.sizes {
+			if strategy == stagehandv1.DeploymentStrategyTypeRecreate && n >= 1000 {
+				continue
+			}
+			for _, mr := range o.minReady {
+				rounds := o.rounds
+				if n >= 1000 && o.bigRounds < rounds {
+					rounds = o.bigRounds
+				}
+				limit := o.roundLimit
+				if limit == 0 {
+					limit = 3 * time.Minute
+					if n >= 1000 {
+						limit = 15 * time.Minute
+					}
+				}
+				cs = append(cs, benchCase{Strategy: strategy, Replicas: n, MinReadySeconds: mr, Rounds: rounds, limit: limit})
+			}
+		}
+	}
+	add(stagehandv1.DeploymentStrategyTypeRolling)
+	if o.recreate {
+		add(stagehandv1.DeploymentStrategyTypeRecreate)
+	}
+	return cs
+}
+
+func run(ctx context.Context, o options) error {
+	began := time.Now()
+	logf("starting the cluster and installing Stagehand")
+	env, err := framework.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	if o.out == "" {
+		o.out = filepath.Join(env.RepoRoot, "docs")
+		if o.quick {
+			o.out = filepath.Join(env.RepoRoot, "bin", "bench")
+		}
+	}
+	if err := waitForController(ctx, env); err != nil {
+		return err
+	}
+	logf("cluster ready after %s", time.Since(began).Round(time.Second))
+
+	res := &Results{
+		Date:    time.Now().UTC().Format(time.RFC3339),
+		Quick:   o.quick,
+		Machine: machine(env),
+	}
+	capacity, err := podCapacity(ctx, env)
+	if err != nil {
+		return err
+	}
+	for _, c := range o.cases() {
+		// Both workloads, their surge and the pods still terminating must fit on the nodes.
+		if need := 2*(c.Replicas+(c.Replicas+3)/4) + 20; capacity > 0 && int64(need) > capacity {
+			reason := fmt.Sprintf("needs about %d pods side by side, the cluster's nodes allow %d (run it on a bigger cluster with %s)", need, capacity, framework.KubeconfigEnv)
+			logf("case %s: skipped: %s", c.name(), reason)
+			res.Cases = append(res.Cases, CaseResult{Name: c.name(), Strategy: string(c.Strategy), Replicas: c.Replicas, MinReadySeconds: c.MinReadySeconds, Skipped: reason})
+			continue
+		}
+		logf("case %s: %d rounds", c.name(), c.Rounds)
+		cr, err := runCase(ctx, env, c)
+		if err != nil {
+			return fmt.Errorf("case %s: %w", c.name(), err)
+		}
+		logf("case %s: Deployment median %s, DeploymentConfig median %s, ratio median %.2f",
+			c.name(), ms(cr.DeploymentMedianMS), ms(cr.DCMedianMS), cr.RatioMedian)
+		res.Cases = append(res.Cases, cr)
+	}
+	// The fixed overhead of a revision, on a DeploymentConfig alone (one replica, Rolling),
+	// so that no Deployment rolling beside it loads the machine.
+	oc := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1, Rounds: o.rounds, limit: 3 * time.Minute, alone: true}
+	logf("case %s: %d rounds", oc.name(), oc.Rounds)
+	alone, err := runCase(ctx, env, oc)
+	if err != nil {
+		return fmt.Errorf("case %s: %w", oc.name(), err)
+	}
+	res.FixedOverhead = &alone
+	res.Overhead = overheadSummary(res.Cases)
+	res.Targets = targets(res)
+	res.DurationSeconds = time.Since(began).Seconds()
+	if err := write(o.out, res); err != nil {
+		return err
+	}
+	printSummary(os.Stdout, res, o.out)
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func machine(env *framework.Env) Machine {
+	m := Machine{NProc: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LocalCluster: env.Local()}
+	if v, err := env.Kube.Discovery().ServerVersion(); err == nil {
+		m.KubeVersion = v.GitVersion
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					m.CPU = strings.TrimSpace(v)
+				}
+				break
+			}
+		}
+	}
+	return m
+}
+
+// waitForController waits until the controller pod is ready (setup: a poll is fine here).
+func waitForController(ctx context.Context, env *framework.Env) error {
+	if !env.Local() {
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		pods, err := env.Kube.CoreV1().Pods(framework.ControllerNamespace).List(ctx, metav1.ListOptions{LabelSelector: framework.ControllerSelector})
+		if err == nil {
+			for i := range pods.Items {
+				if p := &pods.Items[i]; p.DeletionTimestamp == nil && framework.PodReady(p) {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no ready controller pod in %s after 2m", framework.ControllerNamespace)
+}
+
+// podCapacity is how many pods the cluster's nodes allow in all (0: unknown).
+func podCapacity(ctx context.Context, env *framework.Env) (int64, error) {
+	nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, node := range nodes.Items {
+		if q, ok := node.Status.Allocatable[corev1.ResourcePods]; ok {
+			n += q.Value()
+		}
+	}
+	return n, nil
+}
+
+// rerender rewrites the report and the chart from a results file (after a change of the
+// report's layout, say), leaving the measurements as they are.
+func rerender(path, out string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if out == "" {
+		out = filepath.Dir(path)
+	}
+	return write(out, &res)
+}
