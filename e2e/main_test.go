@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -21,23 +18,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	skipReason = framework.ClusterMissing()
-	skip, err := gate.Check(skipReason)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	if !skip {
-		if env, err = framework.Start(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e:", err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if env != nil {
-		env.Stop()
-	}
-	os.Exit(code)
+	framework.Main(m, "e2e", func(e *framework.Env, reason string) { env, skipReason = e, reason })
 }
 
 // requireCluster skips the test when the suite has no cluster (fails it in CI). Every

@@ -7,7 +7,6 @@ package controllerintegration
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -37,23 +36,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	skipReason = framework.ClusterMissing()
-	skip, err := gate.Check(skipReason)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "controller integration tests:", err)
-		os.Exit(1)
-	}
-	if !skip {
-		if env, err = framework.Start(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "controller integration tests:", err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if env != nil {
-		env.Stop()
-	}
-	os.Exit(code)
+	framework.Main(m, "controller integration tests", func(e *framework.Env, reason string) { env, skipReason = e, reason })
 }
 
 func requireEnv(t *testing.T) {
