@@ -129,7 +129,9 @@ func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int
 	}
 	byName := map[string]*corev1.Pod{}
 	for i := range list.Items {
-		byName[list.Items[i].Name] = &list.Items[i]
+		if revision.Owns(r.revision, &list.Items[i]) { // a pod that only has the name says nothing
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
 	}
 	first = 1
 	for attempt := 1; attempt <= len(list.Items)+1; attempt++ {
