@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
 )
@@ -37,12 +36,12 @@ func (f *fixture) syncRevision(name string) error {
 	return f.pods.syncHandler(context.Background(), "ns/"+name)
 }
 
-// deployerPod is the deployer pod of rs in the given phase.
+// deployerPod is the deployer pod of rs, as the deployer-pod controller creates it, in
+// the given phase.
 func deployerPod(t *testing.T, rs *appsv1.ReplicaSet, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
-	spec, err := revision.Snapshot(rs)
+	pod, _, err := PodFor(rs, "stagehand/deployer:test")
 	require.NoError(t, err)
-	pod := NewPod(rs, spec, "stagehand/deployer:test")
 	pod.Status.Phase = phase
 	return pod
 }

@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -106,4 +107,16 @@ func containerSecurityContext() *corev1.SecurityContext {
 		AllowPrivilegeEscalation: new(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
+}
+
+// PodFor is the deployer pod of revision rs, built by NewPod from the revision's config
+// snapshot with defaults applied; it also returns that spec. The error is the snapshot's.
+func PodFor(rs *appsv1.ReplicaSet, deployerImage string) (*corev1.Pod, *v1alpha1.DeploymentConfigSpec, error) {
+	spec, err := revision.Snapshot(rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defaulted := &v1alpha1.DeploymentConfig{Spec: *spec}
+	v1alpha1.SetDefaults(defaulted)
+	return NewPod(rs, &defaulted.Spec, deployerImage), &defaulted.Spec, nil
 }

@@ -116,16 +116,11 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	if revision.Phase(live) != v1alpha1.RevisionPhaseNew || revision.Cancelled(live) {
 		return nil // the cache is behind; the update event brings the revision back
 	}
-	spec, err := revision.Snapshot(live)
+	pod, spec, err := PodFor(live, c.deployerImage)
 	if err != nil {
 		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
 			Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()})
 	}
-	defaulted := &v1alpha1.DeploymentConfig{Spec: *spec}
-	v1alpha1.SetDefaults(defaulted)
-	spec = &defaulted.Spec
-
-	pod := NewPod(live, spec, c.deployerImage)
 	_, err = c.kube.CoreV1().Pods(live.Namespace).Create(ctx, pod, plumbing.CreateOptions())
 	switch {
 	case apierrors.IsAlreadyExists(err):
