@@ -100,7 +100,7 @@ func TestRefusedReplicaSetFailsTheRevisionAtOnce(t *testing.T) {
 		FieldSelector: fields.OneTermEqualSelector("reason", stagehandv1.EventRevisionCreateFailed).String()})
 	require.NoError(t, err)
 	require.Len(t, events.Items, 1, env.DescribeEvents(s.NS))
-	assert.Equal(t, int32(1), max(events.Items[0].Count, 1), "recorded once")
+	assert.LessOrEqual(t, events.Items[0].Count, int32(1), "recorded once, not aggregated from repeats")
 	assert.Equal(t, corev1.EventTypeWarning, events.Items[0].Type)
 	mu.Lock()
 	defer mu.Unlock()
