@@ -110,9 +110,16 @@ func TestIntegrationRolloutFailureAndRollback(t *testing.T) {
 	waitReplicas(t, ns, "web-1", 2)
 	waitReplicas(t, ns, "web-2", 0)
 
-	dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
-	require.NoError(t, err)
-	p := meta.FindStatusCondition(dc.Status.Conditions, v1alpha1.ConditionProgressing)
+	// The controller scales first and writes the status after: wait for the status.
+	var p *metav1.Condition
+	waitFor(t, 20*time.Second, "Progressing RolloutFailed", func(ctx context.Context) (bool, error) {
+		dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		p = meta.FindStatusCondition(dc.Status.Conditions, v1alpha1.ConditionProgressing)
+		return p != nil && p.Reason == v1alpha1.ReasonRolloutFailed, nil
+	})
 	require.NotNil(t, p)
 	assert.Equal(t, v1alpha1.ReasonRolloutFailed, p.Reason)
 	assert.Contains(t, p.Message, "boom")
