@@ -49,9 +49,21 @@ func ClusterMissing() string {
 	return localcluster.ControlPlaneMissing(localcluster.DefaultBinDir(root))
 }
 
+// StartOptions shape the local cluster that StartWith starts; a cluster given by
+// E2E_KUBECONFIG ignores them.
+type StartOptions struct {
+	// Nodes is how many Nodes the node agent registers (default 1). Each allows 1,000 pods.
+	Nodes int
+}
+
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
 // folder and installs Stagehand there from deploy/ (see InstallStagehand).
 func Start(ctx context.Context) (*Env, error) {
+	return StartWith(ctx, StartOptions{})
+}
+
+// StartWith is Start with options for the local cluster.
+func StartWith(ctx context.Context, opts StartOptions) (*Env, error) {
 	root, err := localcluster.FindRepoRoot()
 	if err != nil {
 		return nil, err
@@ -63,7 +75,7 @@ func Start(ctx context.Context) (*Env, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading %s=%s: %w", KubeconfigEnv, path, err)
 		}
-	} else if err := env.startLocal(ctx); err != nil {
+	} else if err := env.startLocal(ctx, opts); err != nil {
 		return nil, err
 	}
 	env.Config.QPS, env.Config.Burst = 100, 200
@@ -87,7 +99,7 @@ func Start(ctx context.Context) (*Env, error) {
 	return env, nil
 }
 
-func (e *Env) startLocal(ctx context.Context) error {
+func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 	dir, err := os.MkdirTemp("", "stagehand-e2e-")
 	if err != nil {
 		return err
@@ -107,6 +119,7 @@ func (e *Env) startLocal(ctx context.Context) error {
 		Dir:      filepath.Join(dir, "cluster"),
 		BinDir:   localcluster.DefaultBinDir(e.RepoRoot),
 		Registry: !noRegistry,
+		Nodes:    opts.Nodes,
 		Log:      logrus.NewEntry(log),
 	})
 	if err != nil {
