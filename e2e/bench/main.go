@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,17 @@ type options struct {
 	rounds     int
 	bigRounds  int
 	roundLimit time.Duration
+	// nodes is how many Nodes the local cluster registers (1,000 pods each).
+	nodes int
+	// only lists the parts to run (empty: all); see parts.
+	only map[string]bool
 }
+
+// parts are the measurements of a run, in their order; -only picks some.
+var parts = []string{"cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many"}
+
+// want reports whether this run takes part.
+func (o options) want(part string) bool { return len(o.only) == 0 || o.only[part] }
 
 func main() {
 	var o options
@@ -52,6 +63,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5; quick: 3)")
 	flag.IntVar(&o.bigRounds, "big-rounds", 2, "rounds for cases of 1000 replicas or more")
 	flag.DurationVar(&o.roundLimit, "round-timeout", 0, "time limit of one round (default 3m, 15m from 1000 replicas)")
+	flag.IntVar(&o.nodes, "nodes", 0, "Nodes of the local cluster, 1,000 pods each (default 4; quick: 1)")
+	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()
 
@@ -62,7 +75,19 @@ func main() {
 		return
 	}
 
+	if *only != "" {
+		o.only = map[string]bool{}
+		for _, p := range strings.Split(*only, ",") {
+			if !slices.Contains(parts, p) {
+				fail(fmt.Errorf("-only: no part %q; the parts are %s", p, strings.Join(parts, ",")))
+			}
+			o.only[p] = true
+		}
+	}
 	if o.quick {
+		if o.only == nil {
+			o.only = map[string]bool{"cases": true, "overhead": true, "binaries": true}
+		}
 		o.recreate = false
 		if sizes == "" {
 			sizes = "10"
@@ -76,6 +101,12 @@ func main() {
 	}
 	if o.rounds == 0 {
 		o.rounds = 5
+	}
+	if o.nodes == 0 {
+		o.nodes = 4
+		if o.quick {
+			o.nodes = 1
+		}
 	}
 	var err error
 	if o.sizes, err = parseInts(sizes); err != nil {
@@ -144,7 +175,7 @@ func (o options) cases() []benchCase {
 func run(ctx context.Context, o options) error {
 	began := time.Now()
 	logf("starting the cluster and installing Stagehand")
-	env, err := framework.Start(ctx)
+	env, err := framework.StartWith(ctx, framework.StartOptions{Nodes: o.nodes})
 	if err != nil {
 		return err
 	}
@@ -170,6 +201,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	for _, c := range o.cases() {
+		if !o.want("cases") {
+			break
+		}
 		// Both workloads, their surge and the pods still terminating must fit on the nodes.
 		if need := 2*(c.Replicas+(c.Replicas+3)/4) + 20; capacity > 0 && int64(need) > capacity {
 			reason := fmt.Sprintf("needs about %d pods side by side, the cluster's nodes allow %d (run it on a bigger cluster with %s)", need, capacity, framework.KubeconfigEnv)
@@ -186,22 +220,63 @@ func run(ctx context.Context, o options) error {
 			c.name(), ms(cr.DeploymentMedianMS), ms(cr.DCMedianMS), cr.RatioMedian)
 		res.Cases = append(res.Cases, cr)
 	}
-	// The fixed overhead of a revision, on a DeploymentConfig alone (one replica, Rolling),
-	// so that no Deployment rolling beside it loads the machine.
-	oc := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1, Rounds: o.rounds, limit: 3 * time.Minute, alone: true}
-	logf("case %s: %d rounds", oc.name(), oc.Rounds)
-	alone, err := runCase(ctx, env, oc)
-	if err != nil {
-		return fmt.Errorf("case %s: %w", oc.name(), err)
+	if o.want("overhead") {
+		// The fixed overhead of a revision, on a DeploymentConfig alone (one replica,
+		// Rolling), so that no Deployment rolling beside it loads the machine.
+		oc := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1, Rounds: o.rounds, limit: 3 * time.Minute, alone: true}
+		logf("case %s: %d rounds", oc.name(), oc.Rounds)
+		alone, err := runCase(ctx, env, oc)
+		if err != nil {
+			return fmt.Errorf("case %s: %w", oc.name(), err)
+		}
+		res.FixedOverhead = &alone
 	}
-	res.FixedOverhead = &alone
 	res.Overhead = overheadSummary(res.Cases)
+	if err := runExtras(ctx, env, o, res); err != nil {
+		return err
+	}
 	res.Targets = targets(res)
 	res.DurationSeconds = time.Since(began).Seconds()
 	if err := write(o.out, res); err != nil {
 		return err
 	}
 	printSummary(os.Stdout, res, o.out)
+	return nil
+}
+
+// runExtras takes the measurements beyond the rollout cases that this run wants.
+func runExtras(ctx context.Context, env *framework.Env, o options, res *Results) error {
+	var err error
+	if o.want("hooks") {
+		logf("hooks: Recreate with three no-op hook pods vs without")
+		if res.Hooks, err = measureHooks(ctx, env, o); err != nil {
+			return fmt.Errorf("hooks: %w", err)
+		}
+	}
+	if o.want("binaries") {
+		logf("binaries: sizes and the deployer's start to its first API call")
+		if res.Binaries, err = measureBinaries(ctx, env, o); err != nil {
+			return fmt.Errorf("binaries: %w", err)
+		}
+	}
+	if o.want("apicost") {
+		logf("apicost: apiserver requests of one rollout, DeploymentConfig vs Deployment")
+		if res.APICost, err = measureAPICost(ctx, env, o); err != nil {
+			return fmt.Errorf("apicost: %w", err)
+		}
+	}
+	if o.want("reaction") {
+		logf("reaction: spec change → deployer pod created, among many DeploymentConfigs")
+		if res.Reaction, err = measureReaction(ctx, env, o); err != nil {
+			return fmt.Errorf("reaction: %w", err)
+		}
+	}
+	if o.want("many") {
+		logf("many: first rollouts at once, DeploymentConfigs vs Deployments")
+		if res.Many, err = measureMany(ctx, env, o); err != nil {
+			return fmt.Errorf("many: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -22,7 +22,43 @@ type Results struct {
 	FixedOverhead *CaseResult `json:"fixedOverhead,omitempty"`
 	// Overhead is the same steps over the side-by-side rounds of each strategy.
 	Overhead []OverheadStat `json:"overhead"`
-	Targets  []Target       `json:"targets"`
+	// The measurements beyond the rollout cases, each from its own file; nil when this
+	// run did not take it (see -only).
+	Hooks    *HooksResult    `json:"hooks,omitempty"`    // hooks.go
+	Binaries *BinariesResult `json:"binaries,omitempty"` // binaries.go
+	APICost  *APICostResult  `json:"apiCost,omitempty"`  // apicost.go
+	Reaction *ReactionResult `json:"reaction,omitempty"` // reaction.go
+	Many     *ManyResult     `json:"many,omitempty"`     // many.go
+	Targets  []Target        `json:"targets"`
+}
+
+// extra is what each measurement beyond the rollout cases gives the report.
+type extra interface {
+	// targets are the issue's goals this measurement checks.
+	targets() []Target
+	// markdown writes its section of performance.md, from its own "## " heading.
+	markdown(p func(format string, args ...any))
+}
+
+// extras are the measurements this run took, in the report's order.
+func (res *Results) extras() []extra {
+	var xs []extra
+	if res.Hooks != nil {
+		xs = append(xs, res.Hooks)
+	}
+	if res.Binaries != nil {
+		xs = append(xs, res.Binaries)
+	}
+	if res.APICost != nil {
+		xs = append(xs, res.APICost)
+	}
+	if res.Reaction != nil {
+		xs = append(xs, res.Reaction)
+	}
+	if res.Many != nil {
+		xs = append(xs, res.Many)
+	}
+	return xs
 }
 
 // Machine describes where the run ran.
@@ -89,6 +125,8 @@ type Target struct {
 	Goal     string  `json:"goal"`
 	Limit    float64 `json:"limit"`
 	Measured float64 `json:"measured"`
+	// Unit of Limit and Measured: "ratio", "ms", "MiB" or "" (a plain number).
+	Unit     string  `json:"unit,omitempty"`
 	Case     string  `json:"case,omitempty"`
 	Status   string  `json:"status"` // met, missed, not measured
 	Note     string  `json:"note,omitempty"`
@@ -159,7 +197,7 @@ func targets(res *Results) []Target {
 	}
 	var ts []Target
 	ratio := func(goal string, limit float64, replicas, minReady int32) {
-		t := Target{Goal: goal, Limit: limit, Status: "not measured"}
+		t := Target{Goal: goal, Limit: limit, Unit: "ratio", Status: "not measured"}
 		for _, c := range res.Cases {
 			if c.Strategy == "Rolling" && c.Replicas == replicas && c.MinReadySeconds == minReady && c.Skipped != "" {
 				t.Case, t.Note = c.Name, "skipped: "+c.Skipped
@@ -177,12 +215,29 @@ func targets(res *Results) []Target {
 	ratio("ratio ≤ 1.5, 100 replicas, minReadySeconds 0", 1.5, 100, 0)
 	ratio("ratio ≤ 1.25, 1000 replicas, minReadySeconds 0", 1.25, 1000, 0)
 	ratio("ratio ≤ 1.25, 1000 replicas, minReadySeconds 2", 1.25, 1000, 2)
-	t := Target{Goal: "fixed overhead, spec change → first scale ≤ 500 ms (DeploymentConfig alone, Rolling, median)", Limit: 500, Status: "not measured"}
+	t := Target{Goal: "fixed overhead, spec change → first scale ≤ 500 ms (DeploymentConfig alone, Rolling, median)", Limit: 500, Unit: "ms", Status: "not measured"}
 	if f := res.FixedOverhead; f != nil && len(f.Rounds) > 0 {
 		t.Case, t.Measured = f.Name, f.FirstScaleMedianMS
 		t.Status = status(f.FirstScaleMedianMS <= 500)
 	}
-	return append(ts, t)
+	ts = append(ts, t)
+	for _, x := range res.extras() {
+		ts = append(ts, x.targets()...)
+	}
+	return ts
+}
+
+// format renders the measured value in its unit.
+func (t Target) format() string {
+	switch t.Unit {
+	case "ms":
+		return ms(t.Measured)
+	case "MiB":
+		return fmt.Sprintf("%.0f MiB", t.Measured)
+	case "ratio":
+		return fmt.Sprintf("%.2f", t.Measured)
+	}
+	return trimFloat(t.Measured)
 }
 
 func status(ok bool) string {
@@ -242,7 +297,7 @@ func printSummary(w io.Writer, res *Results, dir string) {
 		if t.Status == "not measured" {
 			fmt.Fprintf(w, "  %-13s %s\n", t.Status, t.Goal)
 		} else {
-			fmt.Fprintf(w, "  %-13s %s (measured %.2f)\n", t.Status, t.Goal, t.Measured)
+			fmt.Fprintf(w, "  %-13s %s (measured %s)\n", t.Status, t.Goal, t.format())
 		}
 	}
 	fmt.Fprintf(w, "\nwrote %s/performance.{json,md} and performance-rollout.svg in %.0f s\n", dir, res.DurationSeconds)
@@ -278,11 +333,7 @@ func markdown(res *Results) string {
 	for _, t := range res.Targets {
 		m := "—"
 		if t.Status != "not measured" {
-			if t.Limit == 500 {
-				m = ms(t.Measured)
-			} else {
-				m = fmt.Sprintf("%.2f", t.Measured)
-			}
+			m = t.format()
 		}
 		st := t.Status
 		if t.Note != "" {
@@ -347,6 +398,10 @@ func markdown(res *Results) string {
 			continue
 		}
 		p("| %s | %s | %s | %s |\n", caseTitle(c), ms(c.RSCreatedMedianMS), ms(c.DeployerPodMedian), ms(c.FirstScaleMedianMS))
+	}
+	for _, x := range res.extras() {
+		p("\n")
+		x.markdown(p)
 	}
 	p("\n## Running it\n\n```sh\nmake bench        # the full run: writes docs/performance.md, docs/performance.json, docs/performance-rollout.svg\n")
 	p("make bench-quick  # 10 replicas, Rolling, minReadySeconds 0 and 2, 3 rounds: writes bin/bench/ (never docs/)\n")
