@@ -126,10 +126,10 @@ type Target struct {
 	Limit    float64 `json:"limit"`
 	Measured float64 `json:"measured"`
 	// Unit of Limit and Measured: "ratio", "ms", "MiB" or "" (a plain number).
-	Unit     string  `json:"unit,omitempty"`
-	Case     string  `json:"case,omitempty"`
-	Status   string  `json:"status"` // met, missed, not measured
-	Note     string  `json:"note,omitempty"`
+	Unit   string `json:"unit,omitempty"`
+	Case   string `json:"case,omitempty"`
+	Status string `json:"status"` // met, missed, not measured
+	Note   string `json:"note,omitempty"`
 }
 
 func median(xs []float64) float64 {
