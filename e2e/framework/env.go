@@ -54,6 +54,9 @@ func ClusterMissing() string {
 type StartOptions struct {
 	// Nodes is how many Nodes the node agent registers (default 1). Each allows 1,000 pods.
 	Nodes int
+	// AuditLog makes the apiserver write an audit log of every request; see
+	// Env.AuditLogPath.
+	AuditLog bool
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -120,6 +123,7 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 		BinDir:   localcluster.DefaultBinDir(e.RepoRoot),
 		Registry: !noRegistry,
 		Nodes:    opts.Nodes,
+		AuditLog: opts.AuditLog,
 		Log:      logrus.NewEntry(log),
 	})
 	if err != nil {
@@ -133,6 +137,15 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 // Local reports whether the suite runs on a local cluster it started (hooks and pods run
 // as host processes there), rather than on a cluster given by E2E_KUBECONFIG.
 func (e *Env) Local() bool { return e.cluster != nil }
+
+// AuditLogPath is the local cluster's apiserver audit log (JSON lines, level Metadata), or
+// "" when StartOptions.AuditLog was not set or the cluster is not a local one.
+func (e *Env) AuditLogPath() string {
+	if e.cluster == nil {
+		return ""
+	}
+	return e.cluster.AuditLogPath()
+}
 
 // Stop stops a local cluster that Start started; a cluster given by kubeconfig is left alone.
 func (e *Env) Stop() {

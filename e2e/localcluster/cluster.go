@@ -46,6 +46,10 @@ type Options struct {
 	// an auth proxy that protects the repositories under RegistryProtectedPrefix (see
 	// Cluster.Registry). hack/install-registry.sh installs docker-registry.
 	Registry bool
+	// AuditLog makes the apiserver write an audit log of every request (level Metadata, as
+	// JSON lines) to <Dir>/logs/audit.log; see Cluster.AuditLogPath. It costs every request
+	// a synchronous write, so only measurements that read the log should ask for it.
+	AuditLog bool
 	// Detach starts every process in its own session so that it outlives the caller, as
 	// `stagehand-localcluster up` needs. The node agent then runs as
 	// `<this executable> agent --dir <Dir>`, so only that command can detach.
@@ -226,7 +230,15 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := c.writeKubeconfigs(); err != nil {
 			return nil, nil, err
 		}
-		return apiserverArgs(c.layout, c.state.Ports), apiserverReady(c.client), nil
+		args := apiserverArgs(c.layout, c.state.Ports)
+		if c.opts.AuditLog {
+			audit, err := auditArgs(c.layout)
+			if err != nil {
+				return nil, nil, err
+			}
+			args = append(args, audit...)
+		}
+		return args, apiserverReady(c.client), nil
 	})
 	if err != nil {
 		return err
@@ -328,6 +340,15 @@ func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfi
 
 // Dir is the cluster folder.
 func (c *Cluster) Dir() string { return c.layout.dir }
+
+// AuditLogPath is the apiserver's audit log (JSON lines), or "" when Options.AuditLog was
+// not set.
+func (c *Cluster) AuditLogPath() string {
+	if !c.opts.AuditLog {
+		return ""
+	}
+	return auditLogPath(c.layout)
+}
 
 // Registry is the cluster's registry, or nil when Options.Registry was not set.
 func (c *Cluster) Registry() *Registry { return c.registry }

@@ -85,6 +85,37 @@ func apiserverArgs(l layout, p ports) []string {
 	}
 }
 
+// auditPolicy logs every request at level Metadata (who, what, verb, status; no bodies),
+// once per request stage past RequestReceived.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`
+
+// auditLogPath is the apiserver's audit log when Options.AuditLog is set: JSON lines, one
+// audit event each.
+func auditLogPath(l layout) string { return l.logFile("audit") }
+
+// auditArgs writes the audit policy into the cluster folder and returns the apiserver's
+// audit flags. The blocking mode writes each event before the request's handling ends, so
+// a reader sees a request's event once its response has arrived, give or take the
+// ResponseComplete write that follows the response.
+func auditArgs(l layout) ([]string, error) {
+	policy := l.path("audit-policy.yaml")
+	if err := writeFileAtomic(policy, []byte(auditPolicy), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the audit policy: %w", err)
+	}
+	return []string{
+		"--audit-policy-file=" + policy,
+		"--audit-log-path=" + auditLogPath(l),
+		"--audit-log-format=json",
+		"--audit-log-mode=blocking",
+		"--audit-log-maxsize=0", // never rotate: a reader keeps its offset
+	}, nil
+}
+
 func controllerManagerArgs(l layout, p ports) []string {
 	k := l.pki()
 	return []string{
