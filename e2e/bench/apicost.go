@@ -1,19 +1,451 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
+	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
-// APICostResult is not measured yet: the part runs nothing and the report says so.
-type APICostResult struct{}
+const (
+	// apiCostSlack is the issue's allowance: DC writes ≤ Deployment writes + apiCostSlack.
+	apiCostSlack    = 10
+	apiCostReplicas = 10
+	// quietFor: a window ends once the namespace has had no request for this long.
+	quietFor   = time.Second
+	quietLimit = 30 * time.Second
+)
 
-func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICostResult, error) {
-	logf("apicost: not measured yet")
-	return nil, nil
+// APICostResult is the apiserver requests of one DeploymentConfig rollout and of one
+// Deployment rollout, from the apiserver's audit log.
+type APICostResult struct {
+	Replicas int32  `json:"replicas"`
+	Strategy string `json:"strategy"`
+	// AuditMode is the audit log backend's mode (see docs/localcluster.md).
+	AuditMode  string      `json:"auditMode"`
+	DC         APICostSide `json:"dc"`
+	Deployment APICostSide `json:"deployment"`
 }
 
-func (r *APICostResult) targets() []Target { return nil }
+// APICostSide is one rollout's window: every request about its namespace, except the
+// bench's own.
+type APICostSide struct {
+	Namespace string  `json:"namespace"`
+	RolloutMS float64 `json:"rolloutMs"`
+	WindowMS  float64 `json:"windowMs"`
+	// Writes (create, update, patch, delete, deletecollection) and Reads (every other
+	// verb: get, list, watch) leave out Events, which count every verb on events.
+	Writes int `json:"writes"`
+	Reads  int `json:"reads"`
+	Events int `json:"events"`
+	// Calls are by identity, resource[/subresource] and verb.
+	Calls      []APICall      `json:"calls"`
+	ByIdentity []IdentityCost `json:"byIdentity"`
+	// ClusterScoped are the same identities' requests in the window outside any namespace
+	// (nodes, leases of other namespaces are not counted): background, not in the totals.
+	ClusterScoped []APICall `json:"clusterScoped,omitempty"`
+}
 
-func (r *APICostResult) markdown(p func(format string, args ...any)) {}
+// APICall is a count of requests of one kind.
+type APICall struct {
+	User     string `json:"user"`
+	Resource string `json:"resource"`
+	Verb     string `json:"verb"`
+	Count    int    `json:"count"`
+	// Failed counts the responses with a code of 400 or more (conflicts, say).
+	Failed int `json:"failed,omitempty"`
+}
+
+// IdentityCost is one identity's totals.
+type IdentityCost struct {
+	User   string `json:"user"`
+	Writes int    `json:"writes"`
+	Reads  int    `json:"reads"`
+	Events int    `json:"events"`
+}
+
+func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICostResult, error) {
+	path := env.AuditLogPath()
+	if path == "" {
+		return nil, errors.New("the cluster has no audit log: start it with framework.StartOptions{AuditLog: true}")
+	}
+	res := &APICostResult{Replicas: apiCostReplicas, Strategy: "Rolling", AuditMode: "blocking"}
+	c := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: apiCostReplicas, limit: 3 * time.Minute}
+	var err error
+	if res.DC, err = apiCostWindow(ctx, env, path, "bench-api-dc-", func(ctx context.Context, ns string) (func() (float64, error), error) {
+		if _, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, newDC(c), metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		if err := settleDC(ctx, env, ns, dcName, c.Replicas, 1, c.limit); err != nil {
+			return nil, fmt.Errorf("first rollout: %w", err)
+		}
+		return func() (float64, error) {
+			t, err := timeRollout(ctx, env, ns, dcName, 2, c.limit)
+			if err != nil {
+				return 0, err
+			}
+			return t.ms, settleDC(ctx, env, ns, dcName, c.Replicas, 2, c.limit)
+		}, nil
+	}); err != nil {
+		return nil, fmt.Errorf("DeploymentConfig: %w", err)
+	}
+	if res.Deployment, err = apiCostWindow(ctx, env, path, "bench-api-deploy-", func(ctx context.Context, ns string) (func() (float64, error), error) {
+		if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, newDeployment(c), metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		if _, err := waitDeployment(ctx, env, ns, 1, c.limit); err != nil {
+			return nil, fmt.Errorf("first rollout: %w", err)
+		}
+		return func() (float64, error) {
+			start := time.Now()
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, deployName, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				setVersion(&d.Spec.Template, 2)
+				_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+				return err
+			})
+			if err != nil {
+				return 0, err
+			}
+			done, err := waitDeployment(ctx, env, ns, 2, c.limit)
+			return float64(done.Sub(start).Microseconds()) / 1000, err
+		}, nil
+	}); err != nil {
+		return nil, fmt.Errorf("Deployment: %w", err)
+	}
+	logf("  DeploymentConfig: %d writes, %d reads, %d events; Deployment: %d writes, %d reads, %d events",
+		res.DC.Writes, res.DC.Reads, res.DC.Events, res.Deployment.Writes, res.Deployment.Reads, res.Deployment.Events)
+	return res, nil
+}
+
+// apiCostWindow creates a namespace, lets setup bring a workload to rest there, then
+// opens the window, runs the rollout that setup returned, waits until the namespace is
+// quiet and counts the window's requests from the audit log at path.
+func apiCostWindow(ctx context.Context, env *framework.Env, path, prefix string,
+	setup func(context.Context, string) (func() (float64, error), error)) (APICostSide, error) {
+	var side APICostSide
+	ns, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})
+	if err != nil {
+		return side, err
+	}
+	defer func() {
+		_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	}()
+	side.Namespace = ns.Name
+	w := auditWindow{namespace: ns.Name, skipUserAgent: rest.DefaultKubernetesUserAgent()}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return side, err
+	}
+	rollout, err := setup(ctx, ns.Name)
+	if err != nil {
+		return side, err
+	}
+	// The first rollout's tail (its deployer pod exiting, say) stays out of the window.
+	if _, err := waitQuiet(ctx, path, fi.Size(), w, time.Now().Add(-quietFor)); err != nil {
+		return side, err
+	}
+	if fi, err = os.Stat(path); err != nil {
+		return side, err
+	}
+	offset := fi.Size()
+	w.from = time.Now()
+	if side.RolloutMS, err = rollout(); err != nil {
+		return side, err
+	}
+	if w.to, err = waitQuiet(ctx, path, offset, w, w.from); err != nil {
+		return side, err
+	}
+	side.WindowMS = float64(w.to.Sub(w.from).Microseconds()) / 1000
+	f, err := openAt(path, offset)
+	if err != nil {
+		return side, err
+	}
+	defer f.Close()
+	counted, err := countAudit(f, w)
+	counted.Namespace, counted.RolloutMS, counted.WindowMS = side.Namespace, side.RolloutMS, side.WindowMS
+	return counted, err
+}
+
+// waitQuiet polls the audit log from offset until no request of window w's namespace has
+// arrived for quietFor, and returns when the last one (or since, if none) arrived.
+func waitQuiet(ctx context.Context, path string, offset int64, w auditWindow, since time.Time) (time.Time, error) {
+	deadline := time.Now().Add(quietLimit)
+	for {
+		f, err := openAt(path, offset)
+		if err != nil {
+			return time.Time{}, err
+		}
+		last := since
+		err = scanAudit(f, func(e *auditEvent) {
+			if e.ObjectRef != nil && e.ObjectRef.Namespace == w.namespace && e.UserAgent != w.skipUserAgent && e.RequestReceivedTimestamp.After(last) {
+				last = e.RequestReceivedTimestamp
+			}
+		})
+		f.Close()
+		if err != nil {
+			return time.Time{}, err
+		}
+		if time.Since(last) >= quietFor {
+			return last.Add(time.Millisecond), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("namespace %s not quiet after %s", w.namespace, quietLimit)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func openAt(path string, offset int64) (*os.File, error) {
+	f, err := os.Open(path)
+	if err == nil {
+		if _, err = f.Seek(offset, io.SeekStart); err != nil {
+			f.Close()
+		}
+	}
+	return f, err
+}
+
+// waitDeployment waits (polling) until Deployment deployName is complete at VERSION
+// version, and returns when it saw that. The pods still terminating then are waited for
+// by waitQuiet.
+func waitDeployment(ctx context.Context, env *framework.Env, ns string, version int, limit time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, deployName, metav1.GetOptions{})
+		if err != nil {
+			return time.Time{}, err
+		}
+		if versionOf(&d.Spec.Template) == strconv.Itoa(version) && deploymentDone(d) {
+			return time.Now(), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("the Deployment is not complete at version %d after %s", version, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event that the count needs.
+type auditEvent struct {
+	AuditID   string `json:"auditID"`
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+	} `json:"objectRef"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	ResponseStatus           *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+// auditWindow selects requests: received in [from, to), about namespace, not sent with
+// skipUserAgent (the bench's own clients).
+type auditWindow struct {
+	namespace     string
+	from, to      time.Time
+	skipUserAgent string
+}
+
+// scanAudit calls fn for every event of r, one JSON object a line; a torn last line (the
+// apiserver still writing it) is skipped.
+func scanAudit(r io.Reader, fn func(*auditEvent)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			fn(&e)
+		}
+	}
+	return sc.Err()
+}
+
+type callKey struct{ user, resource, verb string }
+
+func (k callKey) String() string { return k.user + "\x00" + k.resource + "\x00" + k.verb }
+
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
+// countAudit counts each request of window w once, at its first stage past
+// RequestReceived (ResponseStarted for a watch, else ResponseComplete or Panic): those
+// about the namespace in Calls and the totals, the cluster-scoped ones of the identities
+// seen there in ClusterScoped.
+func countAudit(r io.Reader, w auditWindow) (APICostSide, error) {
+	var side APICostSide
+	calls, failed, cluster := map[callKey]int{}, map[callKey]int{}, map[callKey]int{}
+	seen := map[string]bool{}
+	err := scanAudit(r, func(e *auditEvent) {
+		if e.Stage == "RequestReceived" || seen[e.AuditID] || e.UserAgent == w.skipUserAgent ||
+			e.RequestReceivedTimestamp.Before(w.from) || !e.RequestReceivedTimestamp.Before(w.to) {
+			return
+		}
+		seen[e.AuditID] = true
+		k := callKey{user: identity(e.User.Username, e.UserAgent, w.namespace), verb: e.Verb}
+		if o := e.ObjectRef; o != nil {
+			k.resource = strings.TrimSuffix(o.Resource+"/"+o.Subresource, "/")
+		}
+		switch {
+		case e.ObjectRef != nil && e.ObjectRef.Namespace == w.namespace:
+			calls[k]++
+			if e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 {
+				failed[k]++
+			}
+		case e.ObjectRef == nil || e.ObjectRef.Namespace == "":
+			cluster[k]++
+		}
+	})
+	byUser := map[string]*IdentityCost{}
+	for k, n := range calls {
+		side.Calls = append(side.Calls, APICall{User: k.user, Resource: k.resource, Verb: k.verb, Count: n, Failed: failed[k]})
+		id := byUser[k.user]
+		if id == nil {
+			id = &IdentityCost{User: k.user}
+			byUser[k.user] = id
+		}
+		switch {
+		case k.resource == "events":
+			side.Events, id.Events = side.Events+n, id.Events+n
+		case slices.Contains(writeVerbs, k.verb):
+			side.Writes, id.Writes = side.Writes+n, id.Writes+n
+		default:
+			side.Reads, id.Reads = side.Reads+n, id.Reads+n
+		}
+	}
+	for _, id := range byUser {
+		side.ByIdentity = append(side.ByIdentity, *id)
+	}
+	for k, n := range cluster {
+		if byUser[k.user] != nil {
+			side.ClusterScoped = append(side.ClusterScoped, APICall{User: k.user, Resource: k.resource, Verb: k.verb, Count: n})
+		}
+	}
+	for _, cs := range [][]APICall{side.Calls, side.ClusterScoped} {
+		slices.SortFunc(cs, func(a, b APICall) int {
+			return strings.Compare(callKey{a.User, a.Resource, a.Verb}.String(), callKey{b.User, b.Resource, b.Verb}.String())
+		})
+	}
+	slices.SortFunc(side.ByIdentity, func(a, b IdentityCost) int { return strings.Compare(a.User, b.User) })
+	return side, err
+}
+
+// identity shortens a requester: the controller manager's controllers by the name its
+// client-go user agents end with, service accounts as sa:<namespace>/<name> (the rollout's
+// namespace as <ns>), anything else as its user agent's program and user.
+func identity(user, userAgent, ns string) string {
+	program, _, _ := strings.Cut(userAgent, "/")
+	switch {
+	case user == "system:kube-controller-manager":
+		if parts := strings.Split(userAgent, "/"); len(parts) >= 5 {
+			return "kube-controller-manager/" + parts[len(parts)-1]
+		}
+		return "kube-controller-manager"
+	case user == "system:kube-scheduler":
+		return "kube-scheduler"
+	case user == "system:apiserver":
+		return "kube-apiserver"
+	case strings.HasPrefix(user, "system:serviceaccount:"):
+		sa := strings.TrimPrefix(user, "system:serviceaccount:")
+		if name, ok := strings.CutPrefix(sa, ns+":"); ok && ns != "" {
+			sa = "<ns>:" + name
+		}
+		return "sa:" + strings.Replace(sa, ":", "/", 1)
+	case program == "":
+		return user
+	}
+	return program + " (" + user + ")"
+}
+
+func (r *APICostResult) targets() []Target {
+	limit := float64(r.Deployment.Writes + apiCostSlack)
+	return []Target{{
+		Goal:     fmt.Sprintf("API writes per rollout ≤ the Deployment's + %d (%d replicas, Rolling; events not counted)", apiCostSlack, r.Replicas),
+		Limit:    limit,
+		Measured: float64(r.DC.Writes),
+		Case:     fmt.Sprintf("%s/replicas=%d", r.Strategy, r.Replicas),
+		Status:   status(float64(r.DC.Writes) <= limit),
+		Note: fmt.Sprintf("Deployment %d writes; with events DC %d, Deployment %d",
+			r.Deployment.Writes, r.DC.Writes+r.DC.Events, r.Deployment.Writes+r.Deployment.Events),
+	}}
+}
+
+func (r *APICostResult) markdown(p func(format string, args ...any)) {
+	p("## API cost per rollout\n\n")
+	p("One template change of a DeploymentConfig and of a Deployment (%d replicas, %s, maxSurge/maxUnavailable 25%%),\n", r.Replicas, r.Strategy)
+	p("each alone in its own namespace, one after the other, counted from the apiserver's audit log (level Metadata,\n")
+	p("`--audit-log-mode=%s`, so an event is written while its request is handled). A window opens once the first\n", r.AuditMode)
+	p("rollout is at rest and the namespace has been quiet for %s, and closes once the new revision is complete, no pod\n", ms(float64(quietFor.Milliseconds())))
+	p("terminates and the namespace has been quiet for %s again. It counts every request about the namespace, by\n", ms(float64(quietFor.Milliseconds())))
+	p("anyone but the bench (its own client-go user agent), once each (a watch when it starts). Writes are create,\n")
+	p("update, patch, delete and deletecollection; reads are every other verb (get, list, watch); requests on `events`\n")
+	p("are counted apart from both. The target compares writes without events.\n\n")
+	p("| | DeploymentConfig | Deployment |\n|---|---|---|\n")
+	p("| writes | %d | %d |\n| reads | %d | %d |\n| events | %d | %d |\n", r.DC.Writes, r.Deployment.Writes, r.DC.Reads, r.Deployment.Reads, r.DC.Events, r.Deployment.Events)
+	p("| rollout: template change → complete (the Deployment's polled every 100 ms) | %s | %s |\n", ms(r.DC.RolloutMS), ms(r.Deployment.RolloutMS))
+	p("| template change → the namespace's last request | %s | %s |\n\n", ms(r.DC.WindowMS), ms(r.Deployment.WindowMS))
+	// One row per identity, resource and verb, with both sides' counts.
+	rows := map[callKey][2]string{}
+	var keys []callKey
+	for i, cs := range [][]APICall{r.DC.Calls, r.Deployment.Calls} {
+		for _, c := range cs {
+			k := callKey{c.User, c.Resource, c.Verb}
+			row, ok := rows[k]
+			if !ok {
+				keys, row = append(keys, k), [2]string{"0", "0"}
+			}
+			if row[i] = strconv.Itoa(c.Count); c.Failed > 0 {
+				row[i] += fmt.Sprintf(" (%d failed)", c.Failed)
+			}
+			rows[k] = row
+		}
+	}
+	slices.SortFunc(keys, func(a, b callKey) int { return strings.Compare(a.String(), b.String()) })
+	p("Requests by identity, resource and verb (`<ns>` is the rollout's namespace; failed: a response code ≥ 400):\n\n")
+	p("| identity | resource | verb | DeploymentConfig | Deployment |\n|---|---|---|---|---|\n")
+	for _, k := range keys {
+		p("| %s | %s | %s | %s | %s |\n", k.user, k.resource, k.verb, rows[k][0], rows[k][1])
+	}
+	p("\nThe same identities' cluster-scoped requests in the windows (background such as Node status, not in the totals):\n")
+	p("%d for the DeploymentConfig, %d for the Deployment; performance.json lists them.\n", sum(r.DC.ClusterScoped), sum(r.Deployment.ClusterScoped))
+}
+
+func sum(cs []APICall) int {
+	n := 0
+	for _, c := range cs {
+		n += c.Count
+	}
+	return n
+}
