@@ -43,17 +43,26 @@ type Deployer struct {
 // image writes its own from the Deployer's steps.
 type Flow func(ctx context.Context, d *Deployer) error
 
-// New loads the inputs of revision in namespace and returns the Deployer.
-func New(ctx context.Context, client kubernetes.Interface, namespace, revision string, out *strategies.Progress, log *logrus.Entry) (*Deployer, error) {
-	in, err := LoadInputs(ctx, client, namespace, revision)
+// New loads the inputs of the revision revisionName in namespace and returns the Deployer.
+func New(ctx context.Context, client kubernetes.Interface, namespace, revisionName string, out *strategies.Progress, log *logrus.Entry) (*Deployer, error) {
+	// The deadline comes from the deployer pod; read it while the revisions load.
+	now := time.Now()
+	deadline := make(chan time.Time, 1)
+	go func() { deadline <- PodDeadline(ctx, client, namespace, revisionName) }()
+	in, err := LoadInputs(ctx, client, namespace, revisionName)
 	if err != nil {
 		return nil, err
 	}
 	log = LogFields(log, in)
 	strategy := in.Config.Spec.Strategy
+	at := <-deadline
+	if at.IsZero() {
+		log.Debug("no deployer pod to take the deadline from; counting activeDeadlineSeconds from now")
+		at = now.Add(revision.ActiveDeadline(&strategy))
+	}
 	hookPods := hookpod.NewRunner(client.CoreV1(), in.To, hookpod.Options{
 		Labels: strategy.Labels, Annotations: strategy.Annotations,
-		Deadline: Deadline(ctx, client, in, time.Now(), log), Out: out, Log: log,
+		Deadline: at, Out: out, Log: log,
 	})
 	return &Deployer{
 		Inputs:   in,

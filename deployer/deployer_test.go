@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/deployer"
@@ -181,4 +182,26 @@ func TestProgramName(t *testing.T) {
 	assert.Equal(t, deployer.OpenShiftName, deployer.ProgramName("/usr/bin/openshift-deploy", "stagehand-deployer"))
 	assert.Equal(t, "stagehand-deployer", deployer.ProgramName("/stagehand-deployer", "stagehand-deployer"))
 	assert.Equal(t, "canary", deployer.ProgramName("./canary", "canary"))
+}
+
+func TestLoadInputsReadsTheRevisionsInOneList(t *testing.T) {
+	to := unitRevision(3, 0, v1alpha1.RevisionPhaseRunning)
+	from := unitRevision(2, 4, v1alpha1.RevisionPhaseComplete)
+	client := fake.NewClientset(to, from)
+	in, err := deployer.LoadInputs(context.Background(), client, to.Namespace, to.Name)
+	require.NoError(t, err)
+	require.NotNil(t, in.From)
+	assert.Equal(t, "web-2", in.From.Name)
+	assert.Equal(t, "web-3", in.To.Name)
+	var verbs []string
+	for _, a := range client.Actions() {
+		verbs = append(verbs, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	assert.Equal(t, []string{"list replicasets"}, verbs, "a revision named <config>-<N> is read with its siblings")
+
+	_, err = deployer.LoadInputs(context.Background(), client, to.Namespace, "web-9")
+	require.Error(t, err, "a revision that does not exist")
+	assert.ErrorContains(t, err, "does not exist")
+	code, _ := deployer.Outcome(err)
+	assert.Equal(t, v1alpha1.ExitInvalid, code)
 }

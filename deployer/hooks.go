@@ -4,11 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -35,17 +33,17 @@ func (d *Deployer) DeleteSucceededHookPods(ctx context.Context) {
 	}
 }
 
-// Deadline is when the deployer's own activeDeadlineSeconds runs out: the start time of
-// its pod (<rs>-deploy) plus the pod's activeDeadlineSeconds. A deployer that runs outside
-// its pod (a test, a custom flow run by hand) counts the strategy's activeDeadlineSeconds
-// from now.
-func Deadline(ctx context.Context, client kubernetes.Interface, in *Inputs, now time.Time, log *logrus.Entry) time.Time {
-	pod, err := client.CoreV1().Pods(in.Namespace).Get(ctx, v1alpha1.DeployerPodName(in.To.Name), metav1.GetOptions{})
+// PodDeadline is when the deployer's own activeDeadlineSeconds runs out: the start time
+// of its pod (<revision>-deploy) plus the pod's activeDeadlineSeconds. It is zero when
+// there is no such pod, or it has no deadline or start time yet: a deployer that runs
+// outside its pod (a test, a custom flow run by hand) then counts the strategy's
+// activeDeadlineSeconds from its own start (see New).
+func PodDeadline(ctx context.Context, client kubernetes.Interface, namespace, revision string) time.Time {
+	pod, err := client.CoreV1().Pods(namespace).Get(ctx, v1alpha1.DeployerPodName(revision), metav1.GetOptions{})
 	if err == nil && pod.Spec.ActiveDeadlineSeconds != nil && pod.Status.StartTime != nil {
 		return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
 	}
-	log.WithError(err).Debug("no deployer pod to take the deadline from; counting activeDeadlineSeconds from now")
-	return now.Add(revision.ActiveDeadline(&in.Config.Spec.Strategy))
+	return time.Time{}
 }
 
 // checkUntil refuses, before anything is scaled, an --until that the strategy cannot

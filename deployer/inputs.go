@@ -40,21 +40,41 @@ type Inputs struct {
 // *strategies.InvalidError.
 func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, revision string) (*Inputs, error) {
 	rsClient := client.AppsV1().ReplicaSets(namespace)
-	to, err := rsClient.Get(ctx, revision, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, strategies.Invalidf("the revision's ReplicaSet %s/%s does not exist: check %s and %s, or whether the revision was pruned",
-			namespace, revision, v1alpha1.EnvRevision, v1alpha1.EnvNamespace)
+	// A revision is named <config>-<N> and labelled with its config: one list usually
+	// reads it and its siblings together. A name of another shape is read on its own.
+	var list *appsv1.ReplicaSetList
+	var to *appsv1.ReplicaSet
+	if config, _, ok := v1alpha1.ParseRevisionName(revision); ok {
+		l, err := rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
+		if err != nil {
+			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, config, err)
+		}
+		list = l
+		for i := range l.Items {
+			if l.Items[i].Name == revision {
+				to = &l.Items[i]
+			}
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading ReplicaSet %s/%s: %w", namespace, revision, err)
+	if to == nil {
+		rs, err := rsClient.Get(ctx, revision, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, strategies.Invalidf("the revision's ReplicaSet %s/%s does not exist: check %s and %s, or whether the revision was pruned",
+				namespace, revision, v1alpha1.EnvRevision, v1alpha1.EnvNamespace)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ReplicaSet %s/%s: %w", namespace, revision, err)
+		}
+		to, list = rs, nil
 	}
 	in, err := ParseRevision(to)
 	if err != nil {
 		return nil, err
 	}
-	list, err := rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + in.ConfigName})
-	if err != nil {
-		return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, in.ConfigName, err)
+	if list == nil {
+		if list, err = rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + in.ConfigName}); err != nil {
+			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, in.ConfigName, err)
+		}
 	}
 	in.From, in.Older = SelectRevisions(to, list.Items)
 	return in, nil

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -54,21 +53,18 @@ func (c *KubeClients) GetReplicaSet(ctx context.Context, name string) (*appsv1.R
 	return c.Client.AppsV1().ReplicaSets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// ScaleReplicaSet sets the replicas through the scale subresource, retrying on conflicts.
+// ScaleReplicaSet sets the replicas through the scale subresource in one request: an
+// update without a resourceVersion, which the apiserver applies to the current object
+// (the ReplicaSet strategy allows unconditional updates), as `kubectl scale` does. A
+// read first would cost a round trip on every step of a rollout; the caller already
+// knows whether the value changes (see Scale).
 func (c *KubeClients) ScaleReplicaSet(ctx context.Context, name string, replicas int32) error {
-	rsClient := c.Client.AppsV1().ReplicaSets(c.Namespace)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale, err := rsClient.GetScale(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if scale.Spec.Replicas == replicas {
-			return nil
-		}
-		update := &autoscalingv1.Scale{ObjectMeta: scale.ObjectMeta, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
-		_, err = rsClient.UpdateScale(ctx, name, update, metav1.UpdateOptions{})
-		return err
-	})
+	scale := &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+	}
+	_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
+	return err
 }
 
 // IsWatchListSemanticsUnSupported reports whether Client cannot stream the initial list

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // MaxDerivedNameLength is the longest name Stagehand gives a hook pod. It is the length of
@@ -18,6 +19,21 @@ const MaxNameLength = 52
 // RevisionName is the name of revision n of a DeploymentConfig: its ReplicaSet.
 func RevisionName(config string, n int64) string {
 	return config + "-" + strconv.FormatInt(n, 10)
+}
+
+// ParseRevisionName splits a revision name made by RevisionName into the config's name
+// and the revision number. ok is false for a name of another shape. The name alone proves
+// nothing: the revision's labels say which config it belongs to.
+func ParseRevisionName(name string) (config string, n int64, ok bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 64)
+	if err != nil || n < 1 || strconv.FormatInt(n, 10) != name[i+1:] {
+		return "", 0, false
+	}
+	return name[:i], n, true
 }
 
 // DeployerPodName is the name of a revision's deployer pod. It is part of the public

@@ -55,6 +55,17 @@ func TestRevisionAndDeployerNames(t *testing.T) {
 	assert.Equal(t, long+"-7-deploy", DeployerPodName(RevisionName(long, 7)), "the deployer pod name is a public contract and is never shortened")
 }
 
+func TestParseRevisionName(t *testing.T) {
+	config, n, ok := ParseRevisionName(RevisionName("my-web-2", 12))
+	assert.True(t, ok)
+	assert.Equal(t, "my-web-2", config)
+	assert.Equal(t, int64(12), n)
+	for _, name := range []string{"web", "web-", "-3", "web-x", "web-0", "web-012", "web-+1"} {
+		_, _, ok := ParseRevisionName(name)
+		assert.False(t, ok, name)
+	}
+}
+
 func TestRevisionPhaseIsTerminal(t *testing.T) {
 	for phase, want := range map[RevisionPhase]bool{
 		RevisionPhaseNew: false, RevisionPhasePending: false, RevisionPhaseRunning: false,

@@ -2,7 +2,9 @@ package rolling
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -164,32 +166,47 @@ func (l *loop) observe(now time.Time) error {
 }
 
 // step scales the new revision up and the old one down in the same step, as far as the
-// state allows (as the Deployment controller does), then pauses updatePeriodSeconds when
-// it is set. It reports whether it scaled anything.
+// state allows (as the Deployment controller does), the two requests at once, then
+// pauses updatePeriodSeconds when it is set. It reports whether it scaled anything.
 func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
-	scaled := false
-	if up := ScaleUpTarget(l.state); up != l.state.NewReplicas {
-		rs, err := strategies.Scale(ctx, l.r.clients, l.r.out, l.new, up)
-		if err != nil {
-			return false, err
-		}
-		l.new, l.state.NewReplicas, scaled = rs, up, true
+	next := l.state
+	next.NewReplicas = ScaleUpTarget(next)
+	next.OldReplicas = ScaleDownTarget(next)
+	scaleUp, scaleDown := next.NewReplicas != l.state.NewReplicas, next.OldReplicas < l.state.OldReplicas
+	if !scaleUp && !scaleDown {
+		return false, nil
 	}
-	if down := ScaleDownTarget(l.state); down < l.state.OldReplicas {
-		rs, err := strategies.Scale(ctx, l.r.clients, l.r.out, l.old, down)
-		if err != nil {
-			return false, err
-		}
-		l.old, l.state.OldReplicas, scaled = rs, down, true
-		l.progressBy = time.Now().Add(l.timeout) // scaling old down is progress
+	var upErr, downErr error
+	var wg sync.WaitGroup
+	if scaleUp {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rs *appsv1.ReplicaSet
+			if rs, upErr = strategies.Scale(ctx, l.r.clients, l.r.out, l.new, next.NewReplicas); upErr == nil {
+				l.new = rs
+			}
+		}()
 	}
-	if scaled && period > 0 {
+	if scaleDown {
+		var rs *appsv1.ReplicaSet
+		if rs, downErr = strategies.Scale(ctx, l.r.clients, l.r.out, l.old, next.OldReplicas); downErr == nil {
+			l.old = rs
+			l.progressBy = time.Now().Add(l.timeout) // scaling old down is progress
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(upErr, downErr); err != nil {
+		return false, err
+	}
+	l.state.NewReplicas, l.state.OldReplicas = next.NewReplicas, next.OldReplicas
+	if period > 0 {
 		l.r.out.Printf("Pausing %s after this step (updatePeriodSeconds)", period)
 		if err := sleep(ctx, period); err != nil {
 			return false, err
 		}
 	}
-	return scaled, nil
+	return true, nil
 }
 
 // waitChange blocks until a pod changes, a Ready pod may have become available, or the
