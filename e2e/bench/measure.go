@@ -259,7 +259,9 @@ func runRound(ctx context.Context, env *framework.Env, ns string, c benchCase, r
 		mu                                          sync.Mutex
 		rsCreated, firstScale, rsComplete, podAdded time.Time
 		dcComplete, deployComplete                  time.Time
+		podBound, podRunning, podDone, oldAtZero    time.Time
 	)
+	oldName := stagehandv1.RevisionName(dcName, rev-1)
 	done := make(chan error, 4)
 	// The revision's ReplicaSet: created, first scaled up, phase Complete.
 	go func() {
@@ -268,11 +270,17 @@ func runRound(ctx context.Context, env *framework.Env, ns string, c benchCase, r
 			return env.Kube.AppsV1().ReplicaSets(ns).Watch(ctx, o)
 		}, func(obj runtime.Object, at time.Time) bool {
 			rs, ok := obj.(*appsv1.ReplicaSet)
-			if !ok || rs.Name != rsName {
+			if !ok {
 				return false
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if rs.Name == oldName && oldAtZero.IsZero() && ptr.Deref(rs.Spec.Replicas, 0) == 0 {
+				oldAtZero = at
+			}
+			if rs.Name != rsName {
+				return false
+			}
 			if rsCreated.IsZero() {
 				rsCreated = at
 			}
@@ -289,19 +297,28 @@ func runRound(ctx context.Context, env *framework.Env, ns string, c benchCase, r
 			return false
 		})
 	}()
-	// The revision's deployer pod: created.
+	// The revision's deployer pod: created, bound to a node, running, ended.
 	go func() {
 		done <- watchUntil(ctx, podList.ResourceVersion, func(o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = stagehandv1.DeployerPodForLabel + "=" + rsName
 			return env.Kube.CoreV1().Pods(ns).Watch(ctx, o)
 		}, func(obj runtime.Object, at time.Time) bool {
-			if _, ok := obj.(*corev1.Pod); !ok {
+			pod, ok := obj.(*corev1.Pod)
+			if !ok {
 				return false
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			podAdded = at
-			return true
+			first := func(t *time.Time, now bool) {
+				if t.IsZero() && now {
+					*t = at
+				}
+			}
+			first(&podAdded, true)
+			first(&podBound, pod.Spec.NodeName != "")
+			first(&podRunning, pod.Status.Phase == corev1.PodRunning)
+			first(&podDone, pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+			return !podDone.IsZero()
 		})
 	}()
 	// The DeploymentConfig: status phase Complete with latestVersion rev.
@@ -413,6 +430,10 @@ func runRound(ctx context.Context, env *framework.Env, ns string, c benchCase, r
 	r.RSCreatedMS = since(rsCreated)
 	r.DeployerPodMS = since(podAdded)
 	r.FirstScaleMS = since(firstScale)
+	r.DeployerBoundMS = since(podBound)
+	r.DeployerRunningMS = since(podRunning)
+	r.OldAtZeroMS = since(oldAtZero)
+	r.DeployerEndedMS = since(podDone)
 	if r.DeploymentMS > 0 {
 		r.Ratio = r.DCMS / r.DeploymentMS
 	}

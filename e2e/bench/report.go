@@ -109,6 +109,13 @@ type Round struct {
 	RSCreatedMS   float64 `json:"rsCreatedMs"`
 	DeployerPodMS float64 `json:"deployerPodMs"`
 	FirstScaleMS  float64 `json:"firstScaleMs"`
+	// The rest of the revision's timeline: its deployer pod bound to a node and Running
+	// (as the node agent reports it), the old revision scaled to 0, the deployer pod
+	// Succeeded or Failed.
+	DeployerBoundMS   float64 `json:"deployerBoundMs"`
+	DeployerRunningMS float64 `json:"deployerRunningMs"`
+	OldAtZeroMS       float64 `json:"oldAtZeroMs"`
+	DeployerEndedMS   float64 `json:"deployerEndedMs"`
 }
 
 // OverheadStat is the median fixed overhead over the rounds of one strategy.
@@ -142,6 +149,38 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medianRound is the median of every step over rounds (each step apart).
+func medianRound(rs []Round) Round {
+	m := func(f func(Round) float64) float64 { return median(pick(rs, f)) }
+	return Round{
+		RSCreatedMS:       m(func(r Round) float64 { return r.RSCreatedMS }),
+		DeployerPodMS:     m(func(r Round) float64 { return r.DeployerPodMS }),
+		DeployerBoundMS:   m(func(r Round) float64 { return r.DeployerBoundMS }),
+		DeployerRunningMS: m(func(r Round) float64 { return r.DeployerRunningMS }),
+		FirstScaleMS:      m(func(r Round) float64 { return r.FirstScaleMS }),
+		OldAtZeroMS:       m(func(r Round) float64 { return r.OldAtZeroMS }),
+		DeployerEndedMS:   m(func(r Round) float64 { return r.DeployerEndedMS }),
+		DCMS:              m(func(r Round) float64 { return r.DCMS }),
+	}
+}
+
+func timelineHeader(p func(string, ...any)) {
+	p("| | ReplicaSet `<name>-N` created | deployer pod created | bound | Running | first scale | old at 0 | deployer ended | revision Complete |\n")
+	p("|---|---|---|---|---|---|---|---|---|\n")
+}
+
+// timelineRow writes one row of the timeline; a step not seen (0) is "—".
+func timelineRow(p func(string, ...any), title string, r Round, bold string) {
+	cell := func(v float64) string {
+		if v == 0 {
+			return "—"
+		}
+		return bold + ms(v) + bold
+	}
+	p("| %s%s%s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bold, title, bold, cell(r.RSCreatedMS), cell(r.DeployerPodMS),
+		cell(r.DeployerBoundMS), cell(r.DeployerRunningMS), cell(r.FirstScaleMS), cell(r.OldAtZeroMS), cell(r.DeployerEndedMS), cell(r.DCMS))
 }
 
 func pick(rs []Round, f func(Round) float64) []float64 {
@@ -380,11 +419,12 @@ func markdown(res *Results) string {
 	if f := res.FixedOverhead; f != nil {
 		p("**Dedicated measurement**: a Rolling DeploymentConfig of one replica, alone in its namespace (no Deployment\n")
 		p("rolling beside it), %d rounds. The issue's target (spec change → first scale ≤ 500 ms) is checked here.\n\n", len(f.Rounds))
-		p("| | ReplicaSet `<name>-N` created | deployer pod created | first scale (`spec.replicas > 0`) | revision Complete |\n|---|---|---|---|---|\n")
+		timelineHeader(p)
 		for _, r := range f.Rounds {
-			p("| round %d (revision %d) | %s | %s | %s | %s |\n", r.Round, r.Revision, ms(r.RSCreatedMS), ms(r.DeployerPodMS), ms(r.FirstScaleMS), ms(r.DCMS))
+			timelineRow(p, fmt.Sprintf("round %d (revision %d)", r.Round, r.Revision), r, "")
 		}
-		p("| **median** | **%s** | **%s** | **%s** | **%s** |\n\n", ms(f.RSCreatedMedianMS), ms(f.DeployerPodMedian), ms(f.FirstScaleMedianMS), ms(f.DCMedianMS))
+		timelineRow(p, "median", medianRound(f.Rounds), "**")
+		p("\n")
 	}
 	p("**During the side-by-side rounds** (median over every round of the strategy, with the Deployment rolling at the\n")
 	p("same time; for Recreate the first scale up comes after the old revision is scaled down):\n\n")
@@ -392,12 +432,14 @@ func markdown(res *Results) string {
 	for _, o := range res.Overhead {
 		p("| %s | %d | %s | %s | %s |\n", o.Strategy, o.Rounds, ms(o.RSCreatedMS), ms(o.DeployerPodMS), ms(o.FirstScaleMS))
 	}
-	p("\nPer case:\n\n| Case | ReplicaSet created | deployer pod created | first scale |\n|---|---|---|---|\n")
+	p("\nPer case, the median of each step (old at 0: the old revision's `spec.replicas` reaches 0; ended: the deployer pod")
+	p(" Succeeded, as the node agent reports it):\n\n")
+	timelineHeader(p)
 	for _, c := range res.Cases {
 		if c.Skipped != "" {
 			continue
 		}
-		p("| %s | %s | %s | %s |\n", caseTitle(c), ms(c.RSCreatedMedianMS), ms(c.DeployerPodMedian), ms(c.FirstScaleMedianMS))
+		timelineRow(p, caseTitle(c), medianRound(c.Rounds), "")
 	}
 	for _, x := range res.extras() {
 		p("\n")
