@@ -50,7 +50,9 @@ func StartPodTracker(ctx context.Context, pods Pods, selector string) (*PodTrack
 	})
 	t.store = store
 	go controller.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), controller.HasSynced) {
+	// WaitFor wakes up when the initial list is in the cache; WaitForCacheSync would poll
+	// every 100 ms, and every rollout step that starts a watch would pay for it.
+	if !cache.WaitFor(ctx, "", controller.HasSyncedChecker()) {
 		return nil, cancelled(ctx, fmt.Errorf("watching pods %s: %w", selector, ctx.Err()))
 	}
 	return t, nil
