@@ -2,18 +2,271 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
+
+	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
-// ManyResult is not measured yet: the part runs nothing and the report says so.
-type ManyResult struct{}
+const (
+	// manyFirst is how many one-replica workloads of each kind are created at once.
+	manyFirst = 300
+	// manyRolling is how many DeploymentConfigs roll at once on one controller.
+	manyRolling = 1000
+	// The issue's goals.
+	manyRatioTarget      = 2.0
+	controllerRSSTarget  = 150.0
+	deployerRSSTarget    = 30.0
+	manyFirstLimit       = 15 * time.Minute
+	manyRollingLimit     = 30 * time.Minute
+	namespaceDeleteLimit = 10 * time.Minute
+)
 
-func measureMany(ctx context.Context, env *framework.Env, o options) (*ManyResult, error) {
-	logf("many: not measured yet")
-	return nil, nil
+// ManyResult is many rollouts at once: first rollouts of DeploymentConfigs vs Deployments,
+// and many DeploymentConfigs rolling on one controller, with the processes' peak memory.
+type ManyResult struct {
+	// First: manyFirst DCs created at once, then (alone) as many Deployments.
+	FirstCount        int     `json:"firstCount"`
+	FirstDCMS         float64 `json:"firstDcMs"`
+	FirstDeploymentMS float64 `json:"firstDeploymentMs"`
+	FirstRatio        float64 `json:"firstRatio"`
+	FirstDCFailed     int     `json:"firstDcFailed"`
+
+	// Rolling: manyRolling DCs created (first rollouts timed too), then all templates
+	// changed at once.
+	RollingCount     int     `json:"rollingCount"`
+	RollingCreateMS  float64 `json:"rollingCreateMs"`
+	RollingMS        float64 `json:"rollingMs"`
+	RollingComplete  int     `json:"rollingComplete"`
+	RollingFailed    int     `json:"rollingFailed"`
+	ControllerPeakMB float64 `json:"controllerPeakMiB"`
+	// Controller and deployer CPU seconds during the rolling phase (the deployers' is a
+	// lower bound: each process's last sample).
+	ControllerCPUSeconds float64 `json:"controllerCpuSeconds"`
+	DeployerPeakMB       float64 `json:"deployerPeakMiB"`
+	DeployerMedianPeakMB float64 `json:"deployerMedianPeakMiB"`
+	DeployerProcesses    int     `json:"deployerProcesses"`
+	DeployersAtOnce      int     `json:"deployersAtOnce"`
+	DeployersSumPeakMB   float64 `json:"deployersSumPeakMiB"`
+	DeployerCPUSeconds   float64 `json:"deployerCpuSeconds"`
+	Note                 string  `json:"note,omitempty"`
 }
 
-func (r *ManyResult) targets() []Target { return nil }
+func measureMany(ctx context.Context, env *framework.Env, o options) (*ManyResult, error) {
+	r := &ManyResult{FirstCount: manyFirst, RollingCount: manyRolling}
+	cl, err := newBulkClients(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.first(ctx, env, cl); err != nil {
+		return r, err
+	}
+	if err := r.rolling(ctx, env, cl); err != nil {
+		return r, err
+	}
+	return r, nil
+}
 
-func (r *ManyResult) markdown(p func(format string, args ...any)) {}
+// first times manyFirst DCs created at once, then manyFirst Deployments created at once,
+// each alone on the cluster, from the first create to the last one Complete.
+func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClients) error {
+	ns, err := newNamespace(ctx, env, "bench-many-dc-")
+	if err != nil {
+		return err
+	}
+	logf("many: %d one-replica DeploymentConfigs created at once in %s", manyFirst, ns)
+	dcMS, failed, err := rolloutAllCounted(ctx, cl, ns, manyFirst, 1, manyFirstLimit, func(i int) error {
+		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("m", i), 1), metav1.CreateOptions{})
+		return err
+	})
+	deleteNamespace(env, ns)
+	if err != nil {
+		return fmt.Errorf("%d DeploymentConfigs: %w", manyFirst, err)
+	}
+	r.FirstDCMS, r.FirstDCFailed = dcMS, failed
+	logf("many: %d DeploymentConfigs Complete in %s (%d failed)", manyFirst, ms(dcMS), failed)
+
+	ns, err = newNamespace(ctx, env, "bench-many-deploy-")
+	if err != nil {
+		return err
+	}
+	logf("many: %d one-replica Deployments created at once in %s", manyFirst, ns)
+	dMS, err := deploymentsAll(ctx, env, cl, ns, manyFirst, manyFirstLimit)
+	deleteNamespace(env, ns)
+	if err != nil {
+		return fmt.Errorf("%d Deployments: %w", manyFirst, err)
+	}
+	r.FirstDeploymentMS = dMS
+	if dMS > 0 {
+		r.FirstRatio = dcMS / dMS
+	}
+	logf("many: %d Deployments available in %s; ratio DC/Deployment %.2f", manyFirst, ms(dMS), r.FirstRatio)
+	return nil
+}
+
+// rolling creates manyRolling DCs, waits for their first rollouts, then changes every
+// template at once and waits for every second revision, sampling the controller's and the
+// deployers' memory from /proc all along.
+func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkClients) error {
+	ns, err := newNamespace(ctx, env, "bench-many-roll-")
+	if err != nil {
+		return err
+	}
+	defer deleteNamespace(env, ns)
+	procs := startSampling(ctx, env)
+	defer procs.stop()
+
+	logf("many: %d one-replica DeploymentConfigs in %s", manyRolling, ns)
+	create, failed, err := rolloutAllCounted(ctx, cl, ns, manyRolling, 1, manyRollingLimit, func(i int) error {
+		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("b", i), 1), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("first rollouts of %d: %w", manyRolling, err)
+	}
+	r.RollingCreateMS = create
+	logf("many: %d first revisions ended in %s (%d failed); changing every template at once", manyRolling, ms(create), failed)
+
+	cpuBefore := procs.controllerCPU()
+	procs.resetDeployers()
+	client := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
+	t, err := trackRevisions(ctx, env, ns, 2, manyRolling)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = parallel(manyRolling, bulkWorkers, func(i int) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			dc, err := client.Get(ctx, manyName("b", i), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			setVersion(&dc.Spec.Template, 2)
+			_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
+			return err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("changing the templates: %w", err)
+	}
+	waitErr := t.wait(ctx, manyRollingLimit)
+	last, done, fails := t.result()
+	r.RollingMS = sinceMS(start, last)
+	r.RollingComplete, r.RollingFailed = done, fails
+	r.ControllerCPUSeconds = procs.controllerCPU() - cpuBefore
+	procs.stop()
+	procs.fill(r)
+	logf("many: %d of %d second revisions Complete in %s (%d failed); controller peak %.0f MiB, deployer peak %.0f MiB, %d deployers at once",
+		done, manyRolling, ms(r.RollingMS), fails, r.ControllerPeakMB, r.DeployerPeakMB, r.DeployersAtOnce)
+	if waitErr != nil {
+		r.Note = waitErr.Error()
+		logf("many: %v", waitErr)
+	}
+	return nil
+}
+
+// deploymentsAll creates n one-replica Deployments at once and returns the time from the
+// first create to the last one fully available.
+func deploymentsAll(ctx context.Context, env *framework.Env, cl *bulkClients, ns string, n int, limit time.Duration) (float64, error) {
+	t := newTracker(n)
+	list, err := env.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	t.watch(ctx, list.ResourceVersion, func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+		return env.Kube.AppsV1().Deployments(ns).Watch(ctx, lo)
+	}, func(obj any) (string, int) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok || !deploymentDone(d) {
+			return "", 0
+		}
+		return d.Name, 1
+	})
+	start := time.Now()
+	err = parallel(n, bulkWorkers, func(i int) error {
+		c := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1}
+		d := newDeployment(c)
+		d.Name = manyName("d", i)
+		d.Spec.Selector.MatchLabels = map[string]string{"app": d.Name}
+		d.Spec.Template = template(d.Name, 1)
+		_, err := cl.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := t.wait(ctx, limit); err != nil {
+		return 0, err
+	}
+	last, _, _ := t.result()
+	return sinceMS(start, last), nil
+}
+
+func (r *ManyResult) targets() []Target {
+	ratio := Target{Goal: fmt.Sprintf("%d DCs created at once vs %d Deployments: DC/Deployment ≤ 2", r.FirstCount, r.FirstCount),
+		Limit: manyRatioTarget, Unit: "ratio", Status: "not measured"}
+	if r.FirstDCMS > 0 && r.FirstDeploymentMS > 0 {
+		ratio.Measured, ratio.Status = r.FirstRatio, status(r.FirstRatio <= manyRatioTarget)
+		ratio.Note = fmt.Sprintf("DCs %s, Deployments %s", ms(r.FirstDCMS), ms(r.FirstDeploymentMS))
+	}
+	all := Target{Goal: fmt.Sprintf("%d DCs rolling at once on one controller: all Complete", r.RollingCount),
+		Limit: float64(r.RollingCount), Status: "not measured"}
+	ctl := Target{Goal: fmt.Sprintf("%d DCs rolling at once: controller peak RSS ≤ 150 MiB", r.RollingCount),
+		Limit: controllerRSSTarget, Unit: "MiB", Status: "not measured"}
+	dep := Target{Goal: fmt.Sprintf("%d DCs rolling at once: deployer peak RSS ≤ 30 MiB", r.RollingCount),
+		Limit: deployerRSSTarget, Unit: "MiB", Status: "not measured"}
+	if r.RollingMS > 0 || r.RollingComplete > 0 {
+		all.Measured, all.Status = float64(r.RollingComplete), status(r.RollingComplete == r.RollingCount)
+		all.Note = fmt.Sprintf("in %s", ms(r.RollingMS))
+	}
+	if r.ControllerPeakMB > 0 {
+		ctl.Measured, ctl.Status = r.ControllerPeakMB, status(r.ControllerPeakMB <= controllerRSSTarget)
+	}
+	if r.DeployerPeakMB > 0 {
+		dep.Measured, dep.Status = r.DeployerPeakMB, status(r.DeployerPeakMB <= deployerRSSTarget)
+		dep.Note = fmt.Sprintf("median %.0f MiB over %d processes", r.DeployerMedianPeakMB, r.DeployerProcesses)
+	}
+	return []Target{ratio, all, ctl, dep}
+}
+
+func (r *ManyResult) markdown(p func(format string, args ...any)) {
+	p("## Many rollouts at once\n\n")
+	p("**First rollouts.** %d one-replica Rolling DeploymentConfigs are created at once (%d concurrent creates) in a\n", r.FirstCount, bulkWorkers)
+	p("fresh namespace, timed from the first create to the last revision 1 Complete (the DC's status or the\n")
+	p("ReplicaSet's phase annotation, whichever shows first, from watches); the namespace is deleted, and then\n")
+	p("as many one-replica Deployments are created the same way, alone, timed to the last one fully available.\n\n")
+	p("| | DeploymentConfigs | Deployments | ratio DC/Deployment |\n|---|---|---|---|\n")
+	p("| %d created at once | %s | %s | **%.2f** |\n\n", r.FirstCount, ms(r.FirstDCMS), ms(r.FirstDeploymentMS), r.FirstRatio)
+	p("**Rolling at once.** %d one-replica DeploymentConfigs on one controller: created at once, and once their first\n", r.RollingCount)
+	p("revisions ended, every template changed at once; timed from the first update to the last revision 2 Complete.\n")
+	p("Peak memory is VmHWM from `/proc/<pid>/status`: the controller's over its life, each deployer process's sampled\n")
+	p("every 250 ms while it runs (a process shorter than that may be missed). CPU seconds are utime+stime.\n\n")
+	p("| | |\n|---|---|\n")
+	p("| first rollouts of %d (created at once) | %s |\n", r.RollingCount, ms(r.RollingCreateMS))
+	p("| %d rolling at once: all revision 2 Complete | %s (%d Complete, %d failed) |\n", r.RollingCount, ms(r.RollingMS), r.RollingComplete, r.RollingFailed)
+	p("| controller peak RSS | **%.0f MiB** |\n", r.ControllerPeakMB)
+	p("| controller CPU while rolling | %.1f s |\n", r.ControllerCPUSeconds)
+	p("| deployer peak RSS (max / median over %d processes) | **%.0f MiB** / %.0f MiB |\n", r.DeployerProcesses, r.DeployerPeakMB, r.DeployerMedianPeakMB)
+	p("| deployers running at once (most seen) / their summed RSS then | %d / %.0f MiB |\n", r.DeployersAtOnce, r.DeployersSumPeakMB)
+	p("| deployers' CPU while rolling (at least) | %.1f s |\n", r.DeployerCPUSeconds)
+	if r.Note != "" {
+		p("\nNote: %s\n", r.Note)
+	}
+}
+
+// benchDC is a one-strategy-default Rolling DC of the given replicas, with a template of
+// its own (app=<name>).
+func benchDC(name string, replicas int32) *stagehandv1.DeploymentConfig {
+	dc := newDC(benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: replicas})
+	dc.Name = name
+	dc.Spec.Template = template(name, 1)
+	return dc
+}
+
+func manyName(prefix string, i int) string { return fmt.Sprintf("%s-%04d", prefix, i) }
