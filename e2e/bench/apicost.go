@@ -31,8 +31,8 @@ const (
 	quietLimit = 30 * time.Second
 )
 
-// APICostResult is the apiserver requests of one DeploymentConfig rollout and of one
-// Deployment rollout, from the apiserver's audit log.
+// APICostResult is the apiserver requests of DeploymentConfig rollouts and of Deployment
+// rollouts, from the apiserver's audit log.
 type APICostResult struct {
 	Replicas int32  `json:"replicas"`
 	Strategy string `json:"strategy"`
@@ -42,8 +42,8 @@ type APICostResult struct {
 	Deployment APICostSide `json:"deployment"`
 }
 
-// APICostSide is one rollout's window: every request about its namespace, except the
-// bench's own.
+// APICostSide is the window of one rollout, the one with the median writes of its side:
+// every request about its namespace, except the bench's own.
 type APICostSide struct {
 	Namespace string  `json:"namespace"`
 	RolloutMS float64 `json:"rolloutMs"`
@@ -53,6 +53,10 @@ type APICostSide struct {
 	Writes int `json:"writes"`
 	Reads  int `json:"reads"`
 	Events int `json:"events"`
+	// The totals of every rollout of the side, in order.
+	WritesPerRollout []int `json:"writesPerRollout"`
+	ReadsPerRollout  []int `json:"readsPerRollout"`
+	EventsPerRollout []int `json:"eventsPerRollout"`
 	// Calls are by identity, resource[/subresource] and verb.
 	Calls      []APICall      `json:"calls"`
 	ByIdentity []IdentityCost `json:"byIdentity"`
@@ -86,103 +90,109 @@ func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICos
 	}
 	res := &APICostResult{Replicas: apiCostReplicas, Strategy: "Rolling", AuditMode: "blocking"}
 	c := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: apiCostReplicas, limit: 3 * time.Minute}
-	var err error
-	if res.DC, err = apiCostWindow(ctx, env, path, "bench-api-dc-", func(ctx context.Context, ns string) (func() (float64, error), error) {
-		if _, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, newDC(c), metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		if err := settleDC(ctx, env, ns, dcName, c.Replicas, 1, c.limit); err != nil {
-			return nil, fmt.Errorf("first rollout: %w", err)
-		}
-		return func() (float64, error) {
-			t, err := timeRollout(ctx, env, ns, dcName, 2, c.limit)
-			if err != nil {
+	// Each rolls its workload to VERSION=version (1: creates it) and waits until it is at
+	// rest, returning the milliseconds to complete.
+	dc := func(ctx context.Context, ns string, version int) (float64, error) {
+		if version == 1 {
+			if _, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, newDC(c), metav1.CreateOptions{}); err != nil {
 				return 0, err
 			}
-			return t.ms, settleDC(ctx, env, ns, dcName, c.Replicas, 2, c.limit)
-		}, nil
-	}); err != nil {
+			return 0, settleDC(ctx, env, ns, dcName, c.Replicas, 1, c.limit)
+		}
+		t, err := timeRollout(ctx, env, ns, dcName, version, c.limit)
+		if err != nil {
+			return 0, err
+		}
+		return t.ms, settleDC(ctx, env, ns, dcName, c.Replicas, int64(version), c.limit)
+	}
+	deployment := func(ctx context.Context, ns string, version int) (float64, error) {
+		client := env.Kube.AppsV1().Deployments(ns)
+		start := time.Now()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if version == 1 {
+				_, err := client.Create(ctx, newDeployment(c), metav1.CreateOptions{})
+				return err
+			}
+			d, err := client.Get(ctx, deployName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			setVersion(&d.Spec.Template, version)
+			_, err = client.Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		done, err := waitDeployment(ctx, env, ns, version, c.limit)
+		return float64(done.Sub(start).Microseconds()) / 1000, err
+	}
+	var err error
+	if res.DC, err = apiCostSide(ctx, env, path, "bench-api-dc-", o.rounds, dc); err != nil {
 		return nil, fmt.Errorf("DeploymentConfig: %w", err)
 	}
-	if res.Deployment, err = apiCostWindow(ctx, env, path, "bench-api-deploy-", func(ctx context.Context, ns string) (func() (float64, error), error) {
-		if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, newDeployment(c), metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		if _, err := waitDeployment(ctx, env, ns, 1, c.limit); err != nil {
-			return nil, fmt.Errorf("first rollout: %w", err)
-		}
-		return func() (float64, error) {
-			start := time.Now()
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, deployName, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				setVersion(&d.Spec.Template, 2)
-				_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
-				return err
-			})
-			if err != nil {
-				return 0, err
-			}
-			done, err := waitDeployment(ctx, env, ns, 2, c.limit)
-			return float64(done.Sub(start).Microseconds()) / 1000, err
-		}, nil
-	}); err != nil {
+	if res.Deployment, err = apiCostSide(ctx, env, path, "bench-api-deploy-", o.rounds, deployment); err != nil {
 		return nil, fmt.Errorf("Deployment: %w", err)
 	}
-	logf("  DeploymentConfig: %d writes, %d reads, %d events; Deployment: %d writes, %d reads, %d events",
-		res.DC.Writes, res.DC.Reads, res.DC.Events, res.Deployment.Writes, res.Deployment.Reads, res.Deployment.Events)
+	logf("  writes per rollout: DeploymentConfig %v, Deployment %v (median: %d vs %d; events %d vs %d)", res.DC.WritesPerRollout,
+		res.Deployment.WritesPerRollout, res.DC.Writes, res.Deployment.Writes, res.DC.Events, res.Deployment.Events)
 	return res, nil
 }
 
-// apiCostWindow creates a namespace, lets setup bring a workload to rest there, then
-// opens the window, runs the rollout that setup returned, waits until the namespace is
-// quiet and counts the window's requests from the audit log at path.
-func apiCostWindow(ctx context.Context, env *framework.Env, path, prefix string,
-	setup func(context.Context, string) (func() (float64, error), error)) (APICostSide, error) {
-	var side APICostSide
+// apiCostSide creates a namespace and a workload in it (roll, version 1), then rolls it
+// out rounds times, each in its own window: the window opens once the namespace is
+// quiet, and closes once it is quiet again after the rollout. It returns the window with
+// the median writes, and every window's totals.
+func apiCostSide(ctx context.Context, env *framework.Env, path, prefix string, rounds int,
+	roll func(ctx context.Context, ns string, version int) (float64, error)) (APICostSide, error) {
+	var sides []APICostSide
 	ns, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})
 	if err != nil {
-		return side, err
+		return APICostSide{}, err
 	}
 	defer func() {
 		_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	}()
-	side.Namespace = ns.Name
 	w := auditWindow{namespace: ns.Name, skipUserAgent: rest.DefaultKubernetesUserAgent()}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return side, err
+	for version := 1; version <= rounds+1; version++ {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return APICostSide{}, err
+		}
+		w.from = time.Now()
+		rolloutMS, err := roll(ctx, ns.Name, version)
+		if err != nil {
+			return APICostSide{}, fmt.Errorf("rollout to version %d: %w", version, err)
+		}
+		if w.to, err = waitQuiet(ctx, path, fi.Size(), w, w.from); err != nil {
+			return APICostSide{}, err
+		}
+		if version == 1 {
+			continue // the first rollout only brings the workload to rest
+		}
+		f, err := openAt(path, fi.Size())
+		if err != nil {
+			return APICostSide{}, err
+		}
+		side, err := countAudit(f, w)
+		f.Close()
+		if err != nil {
+			return APICostSide{}, err
+		}
+		side.Namespace, side.RolloutMS, side.WindowMS = ns.Name, rolloutMS, float64(w.to.Sub(w.from).Microseconds())/1000
+		sides = append(sides, side)
 	}
-	rollout, err := setup(ctx, ns.Name)
-	if err != nil {
-		return side, err
+	if len(sides) == 0 {
+		return APICostSide{}, errors.New("no rounds")
 	}
-	// The first rollout's tail (its deployer pod exiting, say) stays out of the window.
-	if _, err := waitQuiet(ctx, path, fi.Size(), w, time.Now().Add(-quietFor)); err != nil {
-		return side, err
+	var writes, reads, events []int
+	for _, s := range sides {
+		writes, reads, events = append(writes, s.Writes), append(reads, s.Reads), append(events, s.Events)
 	}
-	if fi, err = os.Stat(path); err != nil {
-		return side, err
-	}
-	offset := fi.Size()
-	w.from = time.Now()
-	if side.RolloutMS, err = rollout(); err != nil {
-		return side, err
-	}
-	if w.to, err = waitQuiet(ctx, path, offset, w, w.from); err != nil {
-		return side, err
-	}
-	side.WindowMS = float64(w.to.Sub(w.from).Microseconds()) / 1000
-	f, err := openAt(path, offset)
-	if err != nil {
-		return side, err
-	}
-	defer f.Close()
-	counted, err := countAudit(f, w)
-	counted.Namespace, counted.RolloutMS, counted.WindowMS = side.Namespace, side.RolloutMS, side.WindowMS
-	return counted, err
+	slices.SortStableFunc(sides, func(a, b APICostSide) int { return a.Writes - b.Writes })
+	mid := sides[len(sides)/2]
+	mid.WritesPerRollout, mid.ReadsPerRollout, mid.EventsPerRollout = writes, reads, events
+	return mid, nil
 }
 
 // waitQuiet polls the audit log from offset until no request of window w's namespace has
@@ -397,23 +407,28 @@ func (r *APICostResult) targets() []Target {
 		Measured: float64(r.DC.Writes),
 		Case:     fmt.Sprintf("%s/replicas=%d", r.Strategy, r.Replicas),
 		Status:   status(float64(r.DC.Writes) <= limit),
-		Note: fmt.Sprintf("Deployment %d writes; with events DC %d, Deployment %d",
+		Note: fmt.Sprintf("median rollouts: Deployment %d writes; with events DC %d, Deployment %d",
 			r.Deployment.Writes, r.DC.Writes+r.DC.Events, r.Deployment.Writes+r.Deployment.Events),
 	}}
 }
 
 func (r *APICostResult) markdown(p func(format string, args ...any)) {
 	p("## API cost per rollout\n\n")
-	p("One template change of a DeploymentConfig and of a Deployment (%d replicas, %s, maxSurge/maxUnavailable 25%%),\n", r.Replicas, r.Strategy)
-	p("each alone in its own namespace, one after the other, counted from the apiserver's audit log (level Metadata,\n")
-	p("`--audit-log-mode=%s`, so an event is written while its request is handled). A window opens once the first\n", r.AuditMode)
-	p("rollout is at rest and the namespace has been quiet for %s, and closes once the new revision is complete, no pod\n", ms(float64(quietFor.Milliseconds())))
-	p("terminates and the namespace has been quiet for %s again. It counts every request about the namespace, by\n", ms(float64(quietFor.Milliseconds())))
-	p("anyone but the bench (its own client-go user agent), once each (a watch when it starts). Writes are create,\n")
+	q := ms(float64(quietFor.Milliseconds()))
+	p("A DeploymentConfig and a Deployment (%d replicas, %s, maxSurge/maxUnavailable 25%%), each alone in its own\n", r.Replicas, r.Strategy)
+	p("namespace and never at the same time, roll out %d template changes each, counted from the apiserver's audit log\n", len(r.DC.WritesPerRollout))
+	p("(level Metadata, `--audit-log-mode=%s`, so an event is written while its request is handled). Each rollout has\n", r.AuditMode)
+	p("its own window: it opens once the namespace has been quiet for %s and closes once the revision is complete, its\n", q)
+	p("pods are at rest and the namespace has been quiet for %s again. A window counts every request about the namespace\n", q)
+	p("by anyone but the bench (its own client-go user agent), once each (a watch when it starts). Writes are create,\n")
 	p("update, patch, delete and deletecollection; reads are every other verb (get, list, watch); requests on `events`\n")
-	p("are counted apart from both. The target compares writes without events.\n\n")
+	p("are counted apart from both. The target compares writes without events. The tables show, for each side, the\n")
+	p("rollout with the median writes.\n\n")
 	p("| | DeploymentConfig | Deployment |\n|---|---|---|\n")
-	p("| writes | %d | %d |\n| reads | %d | %d |\n| events | %d | %d |\n", r.DC.Writes, r.Deployment.Writes, r.DC.Reads, r.Deployment.Reads, r.DC.Events, r.Deployment.Events)
+	p("| writes (median rollout) | **%d** | **%d** |\n", r.DC.Writes, r.Deployment.Writes)
+	p("| writes of each rollout | %s | %s |\n", ints(r.DC.WritesPerRollout), ints(r.Deployment.WritesPerRollout))
+	p("| reads of each rollout | %s | %s |\n", ints(r.DC.ReadsPerRollout), ints(r.Deployment.ReadsPerRollout))
+	p("| events of each rollout | %s | %s |\n", ints(r.DC.EventsPerRollout), ints(r.Deployment.EventsPerRollout))
 	p("| rollout: template change → complete (the Deployment's polled every 100 ms) | %s | %s |\n", ms(r.DC.RolloutMS), ms(r.Deployment.RolloutMS))
 	p("| template change → the namespace's last request | %s | %s |\n\n", ms(r.DC.WindowMS), ms(r.Deployment.WindowMS))
 	// One row per identity, resource and verb, with both sides' counts.
@@ -440,6 +455,14 @@ func (r *APICostResult) markdown(p func(format string, args ...any)) {
 	}
 	p("\nThe same identities' cluster-scoped requests in the windows (background such as Node status, not in the totals):\n")
 	p("%d for the DeploymentConfig, %d for the Deployment; performance.json lists them.\n", sum(r.DC.ClusterScoped), sum(r.Deployment.ClusterScoped))
+}
+
+func ints(xs []int) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, strconv.Itoa(x))
+	}
+	return strings.Join(out, ", ")
 }
 
 func sum(cs []APICall) int {

@@ -235,7 +235,8 @@ func peakRSS(ctx context.Context, env *framework.Env, o options, res *BinariesRe
 			return fmt.Errorf("round %d: %w", i, err)
 		}
 		if kib == 0 {
-			res.PeakRSSNote = "no stagehand-deployer process of the namespace was seen in /proc"
+			logf("  round %d: no stagehand-deployer process of %s seen in /proc", i, ns.Name)
+			res.PeakRSSNote = "in some rollouts no stagehand-deployer process of the namespace was seen in /proc"
 			continue
 		}
 		res.PeakRSSMiB = append(res.PeakRSSMiB, kib/1024)
@@ -249,7 +250,9 @@ func peakRSS(ctx context.Context, env *framework.Env, o options, res *BinariesRe
 // stagehand-deployer processes whose environment names namespace ns. Other clusters on
 // the machine run deployers too; the namespace tells ours apart.
 func sampleDeployerHWM(ctx context.Context, ns string) float64 {
-	ours := map[int]bool{} // pid → a deployer of ns
+	// pid → a deployer of ns. Only deployers are remembered: a pod's process is the node
+	// agent's shim until it execs the deployer, under the same pid.
+	ours := map[int]bool{}
 	var peak float64
 	want := stagehandv1.EnvNamespace + "=" + ns
 	for {
@@ -260,8 +263,8 @@ func sampleDeployerHWM(ctx context.Context, ns string) float64 {
 				continue
 			}
 			mine, known := ours[pid]
-			if !known {
-				mine = isDeployerOf(pid, want)
+			if !known && isDeployer(pid) {
+				mine = hasEnv(pid, want)
 				ours[pid] = mine
 			}
 			if mine {
@@ -276,20 +279,15 @@ func sampleDeployerHWM(ctx context.Context, ns string) float64 {
 	}
 }
 
-func isDeployerOf(pid int, envLine string) bool {
+func isDeployer(pid int) bool {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
 	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-	if filepath.Base(string(argv0)) != "stagehand-deployer" {
-		return false
-	}
+	return err == nil && filepath.Base(string(argv0)) == "stagehand-deployer"
+}
+
+func hasEnv(pid int, envLine string) bool {
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		return false
-	}
-	return bytes.Contains(append([]byte{0}, environ...), append(append([]byte{0}, envLine...), 0))
+	return err == nil && bytes.Contains(append([]byte{0}, environ...), append(append([]byte{0}, envLine...), 0))
 }
 
 // vmHWM is the process's peak resident set in KiB (0 once it is gone).
