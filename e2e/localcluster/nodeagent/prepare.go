@@ -90,10 +90,7 @@ func (w *podWorker) ensureIdentity(ctx context.Context, pod *corev1.Pod) (bool, 
 	w.idMu.Lock()
 	defer w.idMu.Unlock()
 	if w.idWanted == nil {
-		wanted, err := w.a.wantsToken(ctx, pod)
-		if err != nil {
-			return false, err
-		}
+		wanted := wantsToken(pod)
 		w.idWanted = &wanted
 	}
 	if !*w.idWanted {

@@ -33,21 +33,26 @@ const (
 	tokenLifetime        = time.Hour
 )
 
-// wantsToken reports whether the pod gets a service-account token: it names a service
-// account and neither the pod nor the ServiceAccount turn automounting off (the pod's
-// setting wins, as in the ServiceAccount admission plugin).
-func (a *Agent) wantsToken(ctx context.Context, pod *corev1.Pod) (bool, error) {
+// wantsToken reports whether the pod gets a service-account token. As on a kubelet, the
+// pod's spec decides: the ServiceAccount admission plugin adds a projected volume with a
+// serviceAccountToken source when neither the pod nor its ServiceAccount turn
+// automounting off, and the agent mints a token for a pod that has one. (It used to read
+// the ServiceAccount itself: a request before every process start that no kubelet makes.)
+func wantsToken(pod *corev1.Pod) bool {
 	if pod.Spec.ServiceAccountName == "" {
-		return false, nil
+		return false
 	}
-	if b := pod.Spec.AutomountServiceAccountToken; b != nil {
-		return *b, nil
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				return true
+			}
+		}
 	}
-	sa, err := a.client.CoreV1().ServiceAccounts(pod.Namespace).Get(ctx, pod.Spec.ServiceAccountName, metav1.GetOptions{})
-	if err != nil {
-		return false, fmt.Errorf("getting service account %s/%s: %w", pod.Namespace, pod.Spec.ServiceAccountName, err)
-	}
-	return sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken, nil
+	return false
 }
 
 // writeIdentity mints a token bound to the pod and writes the identity files. It returns
