@@ -264,8 +264,11 @@ func sampleDeployerHWM(ctx context.Context, ns string) float64 {
 			}
 			mine, known := ours[pid]
 			if !known && isDeployer(pid) {
-				mine = hasEnv(pid, want)
-				ours[pid] = mine
+				// Right after the exec, environ can read empty for a moment: decide later.
+				if env := environ(pid); len(env) > 0 {
+					mine = hasEnv(env, want)
+					ours[pid] = mine
+				}
 			}
 			if mine {
 				peak = max(peak, vmHWM(pid))
@@ -285,9 +288,15 @@ func isDeployer(pid int) bool {
 	return err == nil && filepath.Base(string(argv0)) == "stagehand-deployer"
 }
 
-func hasEnv(pid int, envLine string) bool {
-	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	return err == nil && bytes.Contains(append([]byte{0}, environ...), append(append([]byte{0}, envLine...), 0))
+// environ is the process's environment, NUL-separated (nil once it is gone).
+func environ(pid int) []byte {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return b
+}
+
+// hasEnv reports whether environ holds the variable line NAME=value, whole.
+func hasEnv(environ []byte, line string) bool {
+	return bytes.Contains(append([]byte{0}, environ...), append(append([]byte{0}, line...), 0))
 }
 
 // vmHWM is the process's peak resident set in KiB (0 once it is gone).
