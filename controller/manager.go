@@ -30,10 +30,18 @@ type Options struct {
 	Namespace string
 	// DeployerImage is the built-in strategy image run by Recreate and Rolling revisions.
 	DeployerImage string
-	// Workers is the number of workers of each controller.
+	// Workers is the number of workers of each controller whose own count below is 0
+	// (at least 1).
 	Workers int
+	// DCWorkers, DeployerPodWorkers and ImageTriggerWorkers are the workers of one
+	// controller each; 0 means Workers.
+	DCWorkers, DeployerPodWorkers, ImageTriggerWorkers int
 	// Resync is the informers' resync period; 0 disables it.
 	Resync time.Duration
+	// Events, when set, is the client that sends the controllers' events. Give it a rate
+	// limit of its own, so that events, which are sent asynchronously and best-effort,
+	// never take the requests of a rollout; nil sends them through the main client.
+	Events kubernetes.Interface
 	// Triggers configure the polling of the ImageChange triggers.
 	Triggers imagetrigger.Options
 }
@@ -47,7 +55,7 @@ type Manager struct {
 	}
 	synced  []cache.InformerSynced
 	ready   atomic.Bool
-	workers int
+	workers struct{ dcs, pods, triggers int }
 
 	DeploymentConfigs *deploymentconfig.Controller
 	DeployerPods      *deployerpod.Controller
@@ -56,22 +64,20 @@ type Manager struct {
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
 func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) (*Manager, error) {
-	if opts.Workers < 1 {
-		opts.Workers = 1
-	}
 	if opts.DeployerImage == "" {
 		return nil, fmt.Errorf("no deployer image configured")
 	}
 	kubeFactory := func(tweak func(*metav1.ListOptions)) informers.SharedInformerFactory {
-		return informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
-			informers.WithNamespace(opts.Namespace), informers.WithTweakListOptions(tweak))
+		return informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(opts.Namespace),
+			informers.WithTweakListOptions(tweak), informers.WithTransform(plumbing.StripManagedFields))
 	}
 	revisions := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.ConfigLabel })
 	deployerPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = revision.DeployerPods().String() })
 	access := kubeFactory(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", v1alpha1.DeployerServiceAccountName).String()
 	})
-	dcs := stagehandinformers.NewSharedInformerFactoryWithOptions(stagehand, opts.Resync, stagehandinformers.WithNamespace(opts.Namespace))
+	dcs := stagehandinformers.NewSharedInformerFactoryWithOptions(stagehand, opts.Resync,
+		stagehandinformers.WithNamespace(opts.Namespace), stagehandinformers.WithTransform(plumbing.StripManagedFields))
 
 	inf := plumbing.Informers{
 		DeploymentConfigs: dcs.Stagehand().V1alpha1().DeploymentConfigs(),
@@ -93,17 +99,32 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		return nil, err
 	}
 	m := &Manager{
-		workers:           opts.Workers,
 		DeploymentConfigs: dcController,
 		DeployerPods:      podController,
 		Triggers:          triggerController,
 	}
+	if opts.Events != nil {
+		dcController.SendEventsWith(opts.Events)
+		podController.SendEventsWith(opts.Events)
+		triggerController.SendEventsWith(opts.Events)
+	}
+	m.workers.dcs = workerCount(opts.DCWorkers, opts.Workers)
+	m.workers.pods = workerCount(opts.DeployerPodWorkers, opts.Workers)
+	m.workers.triggers = workerCount(opts.ImageTriggerWorkers, opts.Workers)
 	m.factories = append(m.factories, revisions, deployerPods, access, dcs)
 	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
 		m.synced = append(m.synced, i.HasSynced)
 	}
 	return m, nil
+}
+
+// workerCount is own when set, else all, and at least 1.
+func workerCount(own, all int) int {
+	if own > 0 {
+		return own
+	}
+	return max(all, 1)
 }
 
 // Ready reports whether the caches have synced, for /readyz.
@@ -116,9 +137,9 @@ func (m *Manager) Run(ctx context.Context) {
 		f.Start(ctx.Done())
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { m.DeploymentConfigs.Run(ctx, m.workers) })
-	wg.Go(func() { m.DeployerPods.Run(ctx, m.workers) })
-	wg.Go(func() { m.Triggers.Run(ctx, m.workers) })
+	wg.Go(func() { m.DeploymentConfigs.Run(ctx, m.workers.dcs) })
+	wg.Go(func() { m.DeployerPods.Run(ctx, m.workers.pods) })
+	wg.Go(func() { m.Triggers.Run(ctx, m.workers.triggers) })
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), m.synced...) {
 			m.ready.Store(true)

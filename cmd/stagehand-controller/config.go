@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -18,22 +19,27 @@ const envPrefix = "STAGEHAND"
 // config is the controller's whole configuration (docs/controller.md). Each field is read
 // from STAGEHAND_<NAME>, where the envconfig tag gives a name, and a flag overrides it.
 type config struct {
-	Kubeconfig     string        `envconfig:"KUBECONFIG" desc:"kubeconfig file; empty: in-cluster, else $KUBECONFIG"`
-	Namespace      string        `envconfig:"NAMESPACE" desc:"watch only this namespace; empty: all"`
-	DeployerImage  string        `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
-	Workers        int           `envconfig:"WORKERS" default:"2"`
-	KubeAPIQPS     float32       `envconfig:"KUBE_API_QPS" default:"20"`
-	KubeAPIBurst   int           `envconfig:"KUBE_API_BURST" default:"30"`
-	Resync         time.Duration `envconfig:"RESYNC" default:"10m"`
-	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration  time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline  time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod    time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr    string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat      string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info"`
+	Kubeconfig    string `envconfig:"KUBECONFIG" desc:"kubeconfig file; empty: in-cluster, else $KUBECONFIG"`
+	Namespace     string `envconfig:"NAMESPACE" desc:"watch only this namespace; empty: all"`
+	DeployerImage string `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
+	// Workers, when set, is the worker count of every controller whose own setting is not
+	// given; DCWorkers, DeployerPodWorkers and ImageTriggerWorkers are per controller.
+	Workers             int           `envconfig:"WORKERS"`
+	DCWorkers           int           `envconfig:"DC_WORKERS" default:"8"`
+	DeployerPodWorkers  int           `envconfig:"DEPLOYER_POD_WORKERS" default:"8"`
+	ImageTriggerWorkers int           `envconfig:"IMAGE_TRIGGER_WORKERS" default:"2"`
+	KubeAPIQPS          float32       `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst        int           `envconfig:"KUBE_API_BURST" default:"200"`
+	Resync              time.Duration `envconfig:"RESYNC" default:"10m"`
+	LeaderElect         bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName           string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace      string        `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration       time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline       time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod         time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr         string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat           string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel            string        `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -60,7 +66,10 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig file; empty: in-cluster config, else $KUBECONFIG or ~/.kube/config")
 	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "watch only this namespace; empty: all namespaces")
 	fs.StringVar(&cfg.DeployerImage, "deployer-image", cfg.DeployerImage, "image of the built-in deployer (Recreate and Rolling)")
-	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers per controller")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers of every controller whose own --*-workers is not given")
+	fs.IntVar(&cfg.DCWorkers, "dc-workers", cfg.DCWorkers, "workers of the DeploymentConfig controller")
+	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
+	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
 	qps := float64(cfg.KubeAPIQPS)
 	fs.Float64Var(&qps, "kube-api-qps", qps, "requests per second to the apiserver (client-side rate limit of all controllers together)")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver")
@@ -85,6 +94,22 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		return cfg, false, err
 	}
 	cfg.KubeAPIQPS = float32(qps)
+	if cfg.Workers != 0 {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for _, w := range []struct {
+			flag, env string
+			n         *int
+		}{
+			{"dc-workers", "DC_WORKERS", &cfg.DCWorkers},
+			{"deployer-pod-workers", "DEPLOYER_POD_WORKERS", &cfg.DeployerPodWorkers},
+			{"image-trigger-workers", "IMAGE_TRIGGER_WORKERS", &cfg.ImageTriggerWorkers},
+		} {
+			if !given[w.flag] && !envSet(w.env) {
+				*w.n = cfg.Workers
+			}
+		}
+	}
 	cfg.InsecureRegistries = nil
 	for _, r := range strings.Split(insecure, ",") {
 		if r = strings.TrimSpace(r); r != "" {
@@ -103,8 +128,23 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	if cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst < 1 {
 		return cfg, false, fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1")
 	}
-	if cfg.Workers < 1 {
-		return cfg, false, fmt.Errorf("--workers must be at least 1, not %d", cfg.Workers)
+	if cfg.Workers < 0 {
+		return cfg, false, fmt.Errorf("--workers must not be negative, not %d", cfg.Workers)
+	}
+	for name, n := range map[string]int{"--dc-workers": cfg.DCWorkers, "--deployer-pod-workers": cfg.DeployerPodWorkers, "--image-trigger-workers": cfg.ImageTriggerWorkers} {
+		if n < 1 {
+			return cfg, false, fmt.Errorf("%s must be at least 1, not %d", name, n)
+		}
 	}
 	return cfg, showVersion, nil
+}
+
+// envSet reports whether the setting name is given in the environment, as envconfig reads
+// it: STAGEHAND_<NAME>, or <NAME> alone.
+func envSet(name string) bool {
+	if _, ok := os.LookupEnv(envPrefix + "_" + name); ok {
+		return true
+	}
+	_, ok := os.LookupEnv(name)
+	return ok
 }

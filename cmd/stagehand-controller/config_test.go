@@ -10,8 +10,8 @@ import (
 func TestLoadConfigKubeAPIRateLimit(t *testing.T) {
 	cfg, _, err := loadConfig(nil)
 	require.NoError(t, err)
-	assert.Equal(t, float32(20), cfg.KubeAPIQPS, "not client-go's default of 5")
-	assert.Equal(t, 30, cfg.KubeAPIBurst)
+	assert.Equal(t, float32(100), cfg.KubeAPIQPS, "not client-go's default of 5")
+	assert.Equal(t, 200, cfg.KubeAPIBurst)
 
 	t.Setenv("STAGEHAND_KUBE_API_QPS", "40")
 	cfg, _, err = loadConfig([]string{"--kube-api-burst=80"})
@@ -21,4 +21,40 @@ func TestLoadConfigKubeAPIRateLimit(t *testing.T) {
 
 	_, _, err = loadConfig([]string{"--kube-api-qps=0"})
 	assert.ErrorContains(t, err, "--kube-api-qps")
+}
+
+func TestLoadConfigWorkers(t *testing.T) {
+	tests := []struct {
+		name                string
+		env                 map[string]string
+		args                []string
+		dcs, pods, triggers int
+		err                 string
+	}{
+		{name: "defaults", dcs: 8, pods: 8, triggers: 2},
+		{name: "one controller", args: []string{"--deployer-pod-workers=3"}, dcs: 8, pods: 3, triggers: 2},
+		{name: "--workers sets every controller", args: []string{"--workers=4"}, dcs: 4, pods: 4, triggers: 4},
+		{name: "a controller's own flag wins over --workers", args: []string{"--workers=4", "--dc-workers=16"}, dcs: 16, pods: 4, triggers: 4},
+		{name: "a controller's own variable wins over --workers", env: map[string]string{"STAGEHAND_IMAGE_TRIGGER_WORKERS": "1"},
+			args: []string{"--workers=4"}, dcs: 4, pods: 4, triggers: 1},
+		{name: "STAGEHAND_WORKERS", env: map[string]string{"STAGEHAND_WORKERS": "5"}, dcs: 5, pods: 5, triggers: 5},
+		{name: "zero", args: []string{"--dc-workers=0"}, err: "--dc-workers"},
+		{name: "negative", args: []string{"--workers=-1"}, err: "--workers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, _, err := loadConfig(tt.args)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.dcs, cfg.DCWorkers, "DeploymentConfig workers")
+			assert.Equal(t, tt.pods, cfg.DeployerPodWorkers, "deployer-pod workers")
+			assert.Equal(t, tt.triggers, cfg.ImageTriggerWorkers, "image-trigger workers")
+		})
+	}
 }

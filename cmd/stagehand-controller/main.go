@@ -106,6 +106,12 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	// Events go through a client of their own, with the same limits: they are sent in the
+	// background and must never hold up a rollout's requests.
+	events, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+	if err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -113,7 +119,8 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	metrics := plumbing.NewMetrics(reg)
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
-		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Workers: cfg.Workers, Resync: cfg.Resync,
+		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Resync: cfg.Resync, Events: events,
+		DCWorkers: cfg.DCWorkers, DeployerPodWorkers: cfg.DeployerPodWorkers, ImageTriggerWorkers: cfg.ImageTriggerWorkers,
 		Triggers: imagetrigger.Options{
 			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
 			Insecure: insecureRegistries(cfg.InsecureRegistries),
@@ -124,7 +131,8 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
-		"workers": cfg.Workers, "kubeAPIQPS": cfg.KubeAPIQPS, "kubeAPIBurst": cfg.KubeAPIBurst, "leaderElect": cfg.LeaderElect,
+		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
+		"kubeAPIQPS": cfg.KubeAPIQPS, "kubeAPIBurst": cfg.KubeAPIBurst, "leaderElect": cfg.LeaderElect,
 	}).Info("Starting")
 
 	ready := mgr.Ready

@@ -54,6 +54,10 @@ type Controller struct {
 	deployerImage string
 	now           func() time.Time
 
+	// writes remembers the versions that this controller's phase writes replaced, so that
+	// a sync never acts on a revision the cache has not caught up with (plumbing.OwnWrites).
+	writes plumbing.OwnWrites
+
 	goneMu sync.Mutex
 	gone   map[string]int // revision key → syncs that did not find its deployer pod
 
@@ -100,6 +104,7 @@ func NewController(kube kubernetes.Interface, inf plumbing.Informers, deployerIm
 		DeleteFunc: func(obj any) {
 			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 				c.forgetGone(key)
+				c.writes.Forget(key)
 			}
 		},
 	}); err != nil {
@@ -118,6 +123,10 @@ func NewController(kube kubernetes.Interface, inf plumbing.Informers, deployerIm
 	}
 	return c, nil
 }
+
+// SendEventsWith sends the controller's events through events instead of the client it
+// was built with, so that they have a rate limit of their own (see controller.Options).
+func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube = events }
 
 // Run starts workers and blocks until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }

@@ -32,9 +32,13 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 		c.forgetGone(key)
 		return nil // gone, or not a revision of a DC we know: nothing to run
 	}
+	if c.writes.Stale(key, rs.ResourceVersion) {
+		return nil // the cache is behind our own phase write; its event brings the revision back
+	}
 	current := revision.Phase(rs)
 	if current.IsTerminal() {
 		c.forgetGone(key)
+		c.writes.Forget(key)
 		return nil
 	}
 	log := plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name)
@@ -95,6 +99,7 @@ func (c *Controller) transition(ctx context.Context, dc *v1alpha1.DeploymentConf
 	if err != nil || updated == nil {
 		return err
 	}
+	c.writes.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
 	phase.Record(c.recorder, c.metrics, dc, rs, t)
 	l := plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name).WithField("phase", t.Phase)
 	if t.Reason != "" {

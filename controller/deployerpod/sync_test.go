@@ -191,9 +191,18 @@ func TestSyncRevisionCreatesOneDeployerPod(t *testing.T) {
 	assert.Equal(t, []string{"get replicasets", "create pods", "update replicasets"}, f.Actions())
 	assert.Equal(t, "Pending", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
 
-	// A stale cache that still says New: the apiserver says Pending, so no second Create.
+	// The cache still holds the version that our own Pending write replaced: the sync
+	// waits for that write's event without a request, and never creates a second pod.
 	require.NoError(t, f.syncRevision("web-1"))
-	assert.Equal(t, []string{"get replicasets"}, f.Actions())
+	assert.Empty(t, f.Actions())
+
+	// Once the cache has the write, the revision moves on from the pod as usual.
+	f.Cache(f.GetRS("web-1"))
+	pod, err := f.Kube.CoreV1().Pods("ns").Get(context.Background(), v1alpha1.DeployerPodName("web-1"), metav1.GetOptions{})
+	require.NoError(t, err)
+	f.Cache(pod)
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.NotContains(t, f.Actions(), "create pods")
 }
 
 func TestSyncRevisionNeverRecreatesAPodForATerminalRevision(t *testing.T) {

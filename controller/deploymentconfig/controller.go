@@ -51,6 +51,11 @@ type Controller struct {
 	log      *logrus.Entry
 	loop     *plumbing.Loop
 
+	// dcWrites and rsWrites remember the versions that this controller's own writes of
+	// DC status and of revisions replaced, so that a sync never acts on a cache that is
+	// behind them (see plumbing.OwnWrites).
+	dcWrites, rsWrites plumbing.OwnWrites
+
 	// refusals remembers, per DC key, the revision whose ReplicaSet the apiserver refused,
 	// until the status says so: the cache may not have seen that status write yet.
 	refusals sync.Map
@@ -118,6 +123,10 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 	}
 	return c, nil
 }
+
+// SendEventsWith sends the controller's events through events instead of the client it
+// was built with, so that they have a rate limit of their own (see controller.Options).
+func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube = events }
 
 // Run starts workers and blocks until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }

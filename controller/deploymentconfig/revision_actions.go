@@ -38,6 +38,7 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
 	}
+	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion)
 	dc = dc.DeepCopy()
 	dc.ObjectMeta = updated.ObjectMeta
 	dc.Status = updated.Status
@@ -94,6 +95,7 @@ func (c *Controller) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentCo
 		return err
 	}
 	if updated != nil {
+		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
 		c.recorder.Eventf(dc, corev1.EventTypeNormal, event, msg, rs.Name)
 		phase.RecordFinished(c.metrics, rs, t)
 		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("reason", reason).Info("Stopped revision")
@@ -106,7 +108,20 @@ func (c *Controller) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentCo
 // when the pod is gone, or when it finished and the revision was not cancelled (a finished
 // pod is kept for its logs). A deployer pod that still runs for a terminal revision, or any
 // pod of a cancelled one, is deleted.
+//
+// One answer needs no request: a pod that the cache already shows finished (and not
+// being deleted) stays finished, since a deployer pod never restarts, so for a revision
+// that was neither cancelled nor retried the cache is enough. That is the usual case, the previous
+// rollout long over, and it keeps a GET off the path from spec change to ReplicaSet.
 func (c *Controller) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet) (bool, error) {
+	// A retried revision's cache could still hold the pod of the run before the retry.
+	if _, retried := rs.Annotations[v1alpha1.RetriedAtAnnotation]; !retried && !revision.Cancelled(rs) {
+		cached, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
+		if err == nil && revision.IsDeployerPodOf(rs, cached) && cached.DeletionTimestamp == nil &&
+			(cached.Status.Phase == corev1.PodSucceeded || cached.Status.Phase == corev1.PodFailed) {
+			return true, nil
+		}
+	}
 	pod, err := c.kube.CoreV1().Pods(rs.Namespace).Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true, nil

@@ -137,5 +137,6 @@ func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.Depl
 	if _, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, update, plumbing.UpdateOptions()); err != nil {
 		return fmt.Errorf("updating the status of %s: %w", dc.Name, err)
 	}
+	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion)
 	return nil
 }

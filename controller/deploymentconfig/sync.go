@@ -47,6 +47,7 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	}
 	cached, err := c.dcLister.DeploymentConfigs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.dcWrites.Forget(key)
 		return nil // deleted: the garbage collector removes its revisions and pods
 	}
 	if err != nil {
@@ -55,6 +56,10 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	if cached.DeletionTimestamp != nil {
 		return nil
 	}
+	if c.dcWrites.Stale(key, cached.ResourceVersion) {
+		return nil // the cache is behind our own status write; its event brings the DC back
+	}
+	c.dcWrites.Forget(key)
 	dc := cached.DeepCopy()
 	v1alpha1.SetDefaults(dc)
 	log := plumbing.SyncLog(c.log, ns, name, v1alpha1.RevisionName(name, dc.Status.LatestVersion))
@@ -70,6 +75,13 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 		return err
 	}
 	revs := revision.Owned(dc.UID, all)
+	for _, rs := range revs {
+		rsKey := rs.Namespace + "/" + rs.Name
+		if c.rsWrites.Stale(rsKey, rs.ResourceVersion) {
+			return nil // the cache is behind our own write of this revision; its event brings the DC back
+		}
+		c.rsWrites.Forget(rsKey)
+	}
 	if n := len(revs); n > 0 {
 		if last, _ := revision.Number(revs[n-1]); last > dc.Status.LatestVersion {
 			// latestVersion is written before a ReplicaSet is created, so the DC in the

@@ -100,6 +100,10 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 // Watcher is the watcher of the registry tags, for a push webhook that wants to poke it.
 func (c *Controller) Watcher() *images.Watcher { return c.watcher }
 
+// SendEventsWith sends the controller's events through events instead of the client it
+// was built with, so that they have a rate limit of their own (see controller.Options).
+func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube = events }
+
 // Run starts the workers, and the watcher once the cache has synced, and blocks until
 // ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }

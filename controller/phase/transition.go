@@ -33,11 +33,40 @@ type Transition struct {
 // writers (the DeploymentConfig and the deployer-pod controllers) conflict instead of
 // overwriting each other. It refuses to move a phase backwards or out of a terminal phase
 // and then returns (nil, nil).
+//
+// The ReplicaSet also changes for reasons that have nothing to do with its phase: the
+// ReplicaSet controller writes its status and the deployer scales it, often between the
+// read and this write. Such a conflict is not a decision to revisit, so Write reads the
+// ReplicaSet again and, when its phase and cancelled annotation are still what the
+// transition was decided on, applies the transition to that version (up to
+// conflictRetries times). Any other conflict is returned, as before.
 func Write(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet, t Transition) (*appsv1.ReplicaSet, error) {
 	current := revision.Phase(rs)
 	if current.IsTerminal() || revision.PhaseRank(t.Phase) <= revision.PhaseRank(current) {
 		return nil, nil
 	}
+	base := rs
+	for attempt := 0; ; attempt++ {
+		updated, err := kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, withTransition(base, t), plumbing.UpdateOptions())
+		if err == nil {
+			return updated, nil
+		}
+		if apierrors.IsConflict(err) && attempt < conflictRetries {
+			live, getErr := kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			if getErr == nil && live.UID == rs.UID && revision.Phase(live) == current && revision.Cancelled(live) == revision.Cancelled(rs) {
+				base = live
+				continue
+			}
+		}
+		return nil, fmt.Errorf("moving revision %s from %s to %s: %w", rs.Name, current, t.Phase, err)
+	}
+}
+
+// conflictRetries bounds Write's retries after conflicts that left the phase alone.
+const conflictRetries = 3
+
+// withTransition is a copy of rs with t's annotations.
+func withTransition(rs *appsv1.ReplicaSet, t Transition) *appsv1.ReplicaSet {
 	rs = rs.DeepCopy()
 	if rs.Annotations == nil {
 		rs.Annotations = map[string]string{}
@@ -49,11 +78,7 @@ func Write(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet
 	if t.Cancel {
 		rs.Annotations[v1alpha1.CancelledAnnotation] = "true"
 	}
-	updated, err := kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, plumbing.UpdateOptions())
-	if err != nil {
-		return nil, fmt.Errorf("moving revision %s from %s to %s: %w", rs.Name, current, t.Phase, err)
-	}
-	return updated, nil
+	return rs
 }
 
 // Record records the event and the metrics of a written transition on the DC.

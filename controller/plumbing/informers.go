@@ -102,3 +102,15 @@ func SyncFailed(dcs dclisters.DeploymentConfigLister, recorder record.EventRecor
 		recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventSyncFailed, v1alpha1.MsgSyncFailed, err)
 	}
 }
+
+// StripManagedFields is the informers' transform: it drops metadata.managedFields, which
+// no controller reads, before an object enters a cache. Every server-side write adds an
+// entry there, so on pods and ReplicaSets it is often the largest part of the object,
+// and the caches are most of the controller's memory. An Update of a copy without
+// managedFields leaves the apiserver's record as it is (an absent list is not a change).
+func StripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}

@@ -6,12 +6,15 @@ package controllertest
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,6 +51,22 @@ func New(t *testing.T, dcs []*v1alpha1.DeploymentConfig, kubeObjs ...runtime.Obj
 	}
 	f := &Fixture{T: t, Kube: k8sfake.NewClientset(kubeObjs...), Stagehand: shfake.NewSimpleClientset(shObjs...),
 		Events: record.NewFakeRecorder(100)}
+	// Every write gets a new resourceVersion, as from a real apiserver, so that a cache
+	// filled from what the fake holds can be told apart from an older one.
+	var rv atomic.Int64
+	rv.Store(100)
+	bump := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
+			if m, err := meta.Accessor(o.GetObject()); err == nil {
+				m.SetResourceVersion(strconv.FormatInt(rv.Add(1), 10))
+			}
+		}
+		return false, nil, nil
+	}
+	for _, verb := range []string{"create", "update"} {
+		f.Kube.PrependReactor(verb, "*", bump)
+		f.Stagehand.PrependReactor(verb, "*", bump)
+	}
 	kf := informers.NewSharedInformerFactory(f.Kube, 0)
 	sf := stagehandinformers.NewSharedInformerFactory(f.Stagehand, 0)
 	f.Informers = plumbing.Informers{
