@@ -375,9 +375,10 @@ func (r *HooksResult) markdown(p func(format string, args ...any)) {
 	p("whose command is the no-op `%s`, the other without hooks. Each round changes the template of one, times the\n", strings.Join(r.Command, " "))
 	p("change → revision Complete from watch events, waits for rest, then does the same for the other (alternating\n")
 	p("which goes first). The overhead per hook is (median with − median without − the hooks' own runtime) / %d.\n", r.Hooks)
-	p("The hooks' own runtime is taken as **0**: pod status timestamps have one-second precision (the largest\n")
-	p("finishedAt − startedAt seen was %.0f s), and a no-op runs in milliseconds, so the figure is an upper bound of\n", r.HookRuntimeSeconds)
-	p("the overhead. The difference on the median row is the difference of the medians. The last column is each hook pod's life as the watch saw it: ADDED → phase Succeeded.\n\n")
+	p("The hooks' own runtime is taken as **0**, so the figure is an upper bound of the overhead: a no-op runs in\n")
+	p("milliseconds, and pod status timestamps count whole seconds (the largest finishedAt − startedAt seen was %.0f s;\n", r.HookRuntimeSeconds)
+	p("a no-op that crosses a second boundary shows 1 s). The difference on the median row is the difference of the\n")
+	p("medians. The last column is each hook pod's life as the watch saw it: ADDED → phase Succeeded.\n\n")
 	p("| Round | with hooks | without | difference | hook pods, ADDED → Succeeded |\n|---|---|---|---|---|\n")
 	for _, h := range r.Rounds {
 		var pods []string
