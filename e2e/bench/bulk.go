@@ -59,8 +59,12 @@ func newNamespace(ctx context.Context, env *framework.Env, prefix string) (strin
 }
 
 // deleteNamespace deletes ns and waits until it is gone, so that the next part does not
-// pay for its garbage collection.
-func deleteNamespace(env *framework.Env, ns string) {
+// pay for its garbage collection. Once parent is done (an interrupt), the cluster goes
+// away anyway, and nothing is waited for.
+func deleteNamespace(parent context.Context, env *framework.Env, ns string) {
+	if parent.Err() != nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), namespaceDeleteLimit)
 	defer cancel()
 	began := time.Now()

@@ -85,7 +85,7 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("m", i), 1), metav1.CreateOptions{})
 		return err
 	})
-	deleteNamespace(env, ns)
+	deleteNamespace(ctx, env, ns)
 	if err != nil {
 		return fmt.Errorf("%d DeploymentConfigs: %w", manyFirst, err)
 	}
@@ -98,7 +98,7 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 	}
 	logf("many: %d one-replica Deployments created at once in %s", manyFirst, ns)
 	dMS, err := deploymentsAll(ctx, env, cl, ns, manyFirst, manyFirstLimit)
-	deleteNamespace(env, ns)
+	deleteNamespace(ctx, env, ns)
 	if err != nil {
 		return fmt.Errorf("%d Deployments: %w", manyFirst, err)
 	}
@@ -118,7 +118,7 @@ func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkCl
 	if err != nil {
 		return err
 	}
-	defer deleteNamespace(env, ns)
+	defer deleteNamespace(ctx, env, ns)
 	procs := startSampling(ctx, env)
 	defer procs.stop()
 

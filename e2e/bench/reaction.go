@@ -58,7 +58,7 @@ func measureReaction(ctx context.Context, env *framework.Env, o options) (*React
 	if err != nil {
 		return nil, err
 	}
-	defer deleteNamespace(env, ns)
+	defer deleteNamespace(ctx, env, ns)
 
 	logf("reaction: creating %d one-replica Rolling DeploymentConfigs in %s", reactionDCs, ns)
 	setup, err := rolloutAll(ctx, cl, ns, reactionDCs, 1, 10*time.Minute, func(i int) error {
