@@ -32,6 +32,20 @@ func (s *Scaler) WaitGone(ctx context.Context, rs *appsv1.ReplicaSet, timeout ti
 	})
 }
 
+// WaitInactive waits until no pod of rs is active: each is terminating, finished or gone.
+// That is when the Deployment controller stops counting a pod (status.replicas counts
+// only active pods).
+func (s *Scaler) WaitInactive(ctx context.Context, rs *appsv1.ReplicaSet, timeout time.Duration) error {
+	w := Wait{Revision: rs.Name, WaitingFor: "no pod to be active", Selector: SelectorString(rs), Timeout: timeout}
+	return s.Tracker.Until(ctx, w, func(now time.Time) (bool, time.Duration, string, error) {
+		c, err := s.Tracker.Count(rs, s.MinReadySeconds, now)
+		if err != nil {
+			return false, 0, "", err
+		}
+		return c.Active == 0, 0, fmt.Sprintf("%d active pods left", c.Active), nil
+	})
+}
+
 // WaitAvailable waits until rs has exactly desired pods that are all available, and none
 // of the pods of gone (other revisions) is left.
 func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desired int32, timeout time.Duration, gone ...*appsv1.ReplicaSet) error {

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -103,7 +104,57 @@ func newCluster(t *testing.T, opts clusterOptions, revisions ...*appsv1.ReplicaS
 
 // clients are the strategy's clients over the cluster.
 func (c *cluster) clients() strategies.Clients {
-	return strategies.NewKubeClients(c.client, namespace)
+	return &watchedClients{KubeClients: strategies.NewKubeClients(c.client, namespace)}
+}
+
+// watchedClients hold every scale back until the pod watch of the newest list is open.
+// A real apiserver resumes a watch from the list's resourceVersion, so no event falls
+// between the two; the fake clientset has no resourceVersions, and a pod deleted before
+// the watch opens would never reach the tracker.
+type watchedClients struct {
+	*strategies.KubeClients
+	mu             sync.Mutex
+	lists, watches int
+	opened         chan struct{}
+}
+
+func (w *watchedClients) ListPods(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
+	w.mu.Lock()
+	w.lists++
+	w.mu.Unlock()
+	return w.KubeClients.ListPods(ctx, opts)
+}
+
+func (w *watchedClients) WatchPods(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	wi, err := w.KubeClients.WatchPods(ctx, opts)
+	w.mu.Lock()
+	w.watches++
+	if w.opened != nil && w.watches >= w.lists {
+		close(w.opened)
+		w.opened = nil
+	}
+	w.mu.Unlock()
+	return wi, err
+}
+
+func (w *watchedClients) ScaleReplicaSet(ctx context.Context, name string, replicas int32) error {
+	w.mu.Lock()
+	var wait chan struct{}
+	if w.lists > w.watches {
+		if w.opened == nil {
+			w.opened = make(chan struct{})
+		}
+		wait = w.opened
+	}
+	w.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return w.KubeClients.ScaleReplicaSet(ctx, name, replicas)
 }
 
 // replicaSet reads a revision from the tracker. Reactors run under the fake's lock, so

@@ -238,10 +238,16 @@ func (l *loop) waitChange(ctx context.Context) error {
 	return nil
 }
 
-// waitOldGone waits until the old revision's pods are gone, within the progress deadline.
+// waitOldGone waits, within the progress deadline, until no pod of the old revision is
+// active, as the Deployment controller counts them. Before a post hook it waits until
+// the old pods are gone, so that the hook never runs beside the old code.
 func (l *loop) waitOldGone(ctx context.Context) error {
 	s := &strategies.Scaler{Clients: l.r.clients, Tracker: l.tracker, Out: l.r.out, MinReadySeconds: l.r.minReadySeconds}
-	return s.WaitGone(ctx, l.old, max(time.Until(l.progressBy), time.Millisecond))
+	timeout := max(time.Until(l.progressBy), time.Millisecond)
+	if l.r.params.Post != nil {
+		return s.WaitGone(ctx, l.old, timeout)
+	}
+	return s.WaitInactive(ctx, l.old, timeout)
 }
 
 func seconds(v *int64, def int64) time.Duration {
