@@ -175,7 +175,7 @@ func (o options) cases() []benchCase {
 func run(ctx context.Context, o options) error {
 	began := time.Now()
 	logf("starting the cluster and installing Stagehand")
-	env, err := framework.StartWith(ctx, framework.StartOptions{Nodes: o.nodes})
+	env, err := framework.StartWith(ctx, framework.StartOptions{Nodes: o.nodes, AuditLog: o.want("apicost")})
 	if err != nil {
 		return err
 	}
