@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -56,14 +54,9 @@ func (c *Client) Logs(ctx context.Context, name string, number int64, follow boo
 
 // waitStarted waits until the deployer pod exists and is past Pending.
 func (c *Client) waitStarted(ctx context.Context, pod string) error {
-	return wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		p, err := c.Kube.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("reading the deployer pod %s: %w", pod, err)
-		}
-		return p.Status.Phase != corev1.PodPending, nil
-	})
+	err := c.waitPod(ctx, pod, func(p *corev1.Pod) bool { return p != nil && p.Status.Phase != corev1.PodPending })
+	if err != nil {
+		return fmt.Errorf("waiting for the deployer pod %s to start: %w", pod, err)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -155,13 +154,9 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 			break
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		live, err := c.Kube.AppsV1().ReplicaSets(c.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil //nolint:nilerr // keep waiting through a transient error; the timeout bounds it
-		}
-		return revision.Phase(live).IsTerminal(), nil
-	})
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = c.waitReplicaSet(wctx, rs.Name, func(live *appsv1.ReplicaSet) bool { return live == nil || revision.Phase(live).IsTerminal() })
 	out.Done = err == nil
 	return out, nil
 }
