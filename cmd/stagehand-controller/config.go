@@ -25,8 +25,8 @@ type config struct {
 	// Workers, when set, is the worker count of every controller whose own setting is not
 	// given; DCWorkers, DeployerPodWorkers and ImageTriggerWorkers are per controller.
 	Workers             int           `envconfig:"WORKERS"`
-	DCWorkers           int           `envconfig:"DC_WORKERS" default:"8"`
-	DeployerPodWorkers  int           `envconfig:"DEPLOYER_POD_WORKERS" default:"8"`
+	DCWorkers           int           `envconfig:"DC_WORKERS" default:"16"`
+	DeployerPodWorkers  int           `envconfig:"DEPLOYER_POD_WORKERS" default:"16"`
 	ImageTriggerWorkers int           `envconfig:"IMAGE_TRIGGER_WORKERS" default:"2"`
 	KubeAPIQPS          float32       `envconfig:"KUBE_API_QPS" default:"100"`
 	KubeAPIBurst        int           `envconfig:"KUBE_API_BURST" default:"200"`

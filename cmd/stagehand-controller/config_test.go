@@ -31,8 +31,8 @@ func TestLoadConfigWorkers(t *testing.T) {
 		dcs, pods, triggers int
 		err                 string
 	}{
-		{name: "defaults", dcs: 8, pods: 8, triggers: 2},
-		{name: "one controller", args: []string{"--deployer-pod-workers=3"}, dcs: 8, pods: 3, triggers: 2},
+		{name: "defaults", dcs: 16, pods: 16, triggers: 2},
+		{name: "one controller", args: []string{"--deployer-pod-workers=3"}, dcs: 16, pods: 3, triggers: 2},
 		{name: "--workers sets every controller", args: []string{"--workers=4"}, dcs: 4, pods: 4, triggers: 4},
 		{name: "a controller's own flag wins over --workers", args: []string{"--workers=4", "--dc-workers=16"}, dcs: 16, pods: 4, triggers: 4},
 		{name: "a controller's own variable wins over --workers", env: map[string]string{"STAGEHAND_IMAGE_TRIGGER_WORKERS": "1"},

@@ -157,7 +157,13 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return err
 	}
 	if cfg.LeaderElect {
-		err = runWithLeaderElection(ctx, cfg, kube, mgr.Run, log)
+		// The Lease has a client of its own too: a renewal must never wait behind a busy
+		// controller's requests, or the leader would lose its Lease under load.
+		lease, leaseErr := kubernetes.NewForConfig(rest.CopyConfig(rc))
+		if leaseErr != nil {
+			return leaseErr
+		}
+		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, log)
 	} else {
 		mgr.Run(ctx)
 	}

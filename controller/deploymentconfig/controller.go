@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
@@ -133,25 +134,33 @@ func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, wor
 
 func (c *Controller) enqueue(obj any) { plumbing.EnqueueKey(c.queue, obj) }
 
-// enqueueOwner enqueues the DC that controls a revision.
+// gatherDelay is how long a change of a revision or of a deployer pod waits before it
+// syncs its DC. One rollout changes them many times within a second (phase annotations,
+// the ReplicaSet controller's replica counts, the deployer's scaling, the pod's phases),
+// and each change would otherwise be one status write of the DC; the delaying queue keeps
+// one pending sync per DC, so the changes of the window make one write. A change of the
+// DC itself (a new template: a rollout to start) is never delayed.
+var gatherDelay = 500 * time.Millisecond
+
+// enqueueOwner enqueues the DC that controls a revision, after gatherDelay.
 func (c *Controller) enqueueOwner(obj any) {
 	rs, ok := plumbing.UnwrapTombstone(obj).(*appsv1.ReplicaSet)
 	if !ok {
 		return
 	}
 	if name := revision.OwnerConfig(rs); name != "" {
-		c.queue.Add(rs.Namespace + "/" + name)
+		c.queue.AddAfter(rs.Namespace+"/"+name, gatherDelay)
 	}
 }
 
-// enqueueConfigOf enqueues the DC of a deployer pod.
+// enqueueConfigOf enqueues the DC of a deployer pod, after gatherDelay.
 func (c *Controller) enqueueConfigOf(obj any) {
 	pod, ok := plumbing.UnwrapTombstone(obj).(*corev1.Pod)
 	if !ok {
 		return
 	}
 	if name := pod.Labels[v1alpha1.ConfigLabel]; name != "" {
-		c.queue.Add(pod.Namespace + "/" + name)
+		c.queue.AddAfter(pod.Namespace+"/"+name, gatherDelay)
 	}
 }
 

@@ -34,6 +34,13 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 	// The phase column describes the latest revision: N is New from now on, never the
 	// previous revision's phase (invariant 7).
 	bump.Status.Phase = v1alpha1.RevisionPhaseNew
+	// The same write carries the whole status that revision N, New, will give once its
+	// ReplicaSet exists, so the sync after the create has nothing left to write.
+	if rs, err := newRevision(dc, next, cause); err == nil {
+		withBump := dc.DeepCopy()
+		withBump.Status = bump.Status
+		bump.Status = computeStatus(withBump, append(revs[:len(revs):len(revs)], rs), rs)
+	}
 	updated, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, bump, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)

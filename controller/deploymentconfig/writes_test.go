@@ -69,3 +69,25 @@ func TestSyncNewRevisionReadsAFinishedDeployerPodFromTheCache(t *testing.T) {
 		"the previous deployer pod finished in the cache: no GET before the new revision")
 	assert.Equal(t, int64(2), f.GetDC("web").Status.LatestVersion)
 }
+
+func TestSyncNewRevisionWritesItsStatusOnce(t *testing.T) {
+	f := settledFixture(t)
+	require.NoError(t, f.syncDC("web"))
+	dc := f.GetDC("web")
+	dc.Spec.Template.Spec.Containers[0].Image = "app:2"
+	f.Cache(dc)
+	require.NoError(t, f.syncDC("web"))
+	require.Equal(t, int64(2), f.GetDC("web").Status.LatestVersion)
+
+	// The caches catch up with the bump and the new ReplicaSet: the status is already
+	// the one revision 2, New, gives.
+	f.Cache(f.GetDC("web"))
+	f.Cache(f.GetRS("web-2"))
+	f.Stagehand.ClearActions()
+	require.NoError(t, f.syncDC("web"))
+	assert.Empty(t, f.stagehandActions(), "no second status write for the same revision")
+	got := f.GetDC("web")
+	assert.Equal(t, v1alpha1.RevisionPhaseNew, got.Status.Phase)
+	p := condition(t, got, v1alpha1.ConditionProgressing)
+	assert.Equal(t, v1alpha1.ReasonNewReplicaSetCreated, p.Reason)
+}
