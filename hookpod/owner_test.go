@@ -58,3 +58,12 @@ func TestRunnerResumesAndCleansUpItsOwnSucceededHookPod(t *testing.T) {
 	_, getErr := client.CoreV1().Pods("ns").Get(context.Background(), "web-3-hook-pre", metav1.GetOptions{})
 	assert.Error(t, getErr, "the revision's own succeeded hook pod is deleted")
 }
+
+// A revision without hooks has no hook pods, so its deployer ends without a request.
+func TestRunnerWithoutHooksDeletesWithoutListing(t *testing.T) {
+	client := fake.NewClientset()
+	r := hookpod.NewRunner(core{client.CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}})
+	require.NoError(t, r.Run(t.Context(), "pre", nil))
+	require.NoError(t, r.DeleteSucceeded(context.Background()))
+	assert.Empty(t, client.Actions())
+}

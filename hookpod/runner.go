@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -31,6 +32,8 @@ type Runner struct {
 	log         *logrus.Entry
 	now         func() time.Time
 	sleep       func(ctx context.Context, d time.Duration) error
+	// used is set once Run is given a hook: only then can the revision have hook pods.
+	used atomic.Bool
 }
 
 // Options are the settings of a Runner beyond its clients.
@@ -71,6 +74,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		r.printf("%s hook: none", stage)
 		return nil
 	}
+	r.used.Store(true)
 	done, first, err := r.resume(ctx, stage)
 	if err != nil || done {
 		return err
@@ -155,7 +159,13 @@ func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int
 // DeleteSucceeded deletes the pods of the hooks of the revision that succeeded; the
 // deployer calls it once the rollout is complete. Failed hook pods stay for inspection
 // until the revision is pruned (their ownerReference removes them).
+//
+// A Runner that was never given a hook lists nothing: the same revision's snapshot gives
+// every deployer run of it the same hooks, so a revision without hooks has no hook pods.
 func (r *Runner) DeleteSucceeded(ctx context.Context) error {
+	if !r.used.Load() {
+		return nil
+	}
 	list, err := r.pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(r.revision, "").String()})
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", r.revision.Name, err)
