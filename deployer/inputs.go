@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -45,7 +46,7 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 	var list *appsv1.ReplicaSetList
 	var to *appsv1.ReplicaSet
 	if config, _, ok := v1alpha1.ParseRevisionName(revision); ok {
-		l, err := rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
+		l, err := listRevisions(ctx, rsClient, config)
 		if err != nil {
 			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, config, err)
 		}
@@ -57,7 +58,11 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 		}
 	}
 	if to == nil {
-		rs, err := rsClient.Get(ctx, revision, metav1.GetOptions{})
+		var rs *appsv1.ReplicaSet
+		err := strategies.RetryTransient(ctx, func() (err error) {
+			rs, err = rsClient.Get(ctx, revision, metav1.GetOptions{})
+			return err
+		})
 		if apierrors.IsNotFound(err) {
 			return nil, strategies.Invalidf("the revision's ReplicaSet %s/%s does not exist: check %s and %s, or whether the revision was pruned",
 				namespace, revision, v1alpha1.EnvRevision, v1alpha1.EnvNamespace)
@@ -72,12 +77,22 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 		return nil, err
 	}
 	if list == nil {
-		if list, err = rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + in.ConfigName}); err != nil {
+		if list, err = listRevisions(ctx, rsClient, in.ConfigName); err != nil {
 			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, in.ConfigName, err)
 		}
 	}
 	in.From, in.Older = SelectRevisions(to, list.Items)
 	return in, nil
+}
+
+// listRevisions lists the ReplicaSets of config, again after a transient error.
+func listRevisions(ctx context.Context, rsClient appsv1client.ReplicaSetInterface, config string) (*appsv1.ReplicaSetList, error) {
+	var list *appsv1.ReplicaSetList
+	err := strategies.RetryTransient(ctx, func() (err error) {
+		list, err = rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
+		return err
+	})
+	return list, err
 }
 
 // ParseRevision reads the labels and annotations of the revision to. It fills every

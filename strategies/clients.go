@@ -53,7 +53,8 @@ func (c *KubeClients) GetReplicaSet(ctx context.Context, name string) (*appsv1.R
 	return c.Client.AppsV1().ReplicaSets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// ScaleReplicaSet sets the replicas through the scale subresource in one request: an
+// ScaleReplicaSet sets the replicas through the scale subresource in one request (again
+// after a transient error, see RetryTransient): an
 // update without a resourceVersion, which the apiserver applies to the current object
 // (the ReplicaSet strategy allows unconditional updates), as `kubectl scale` does. A
 // read first would cost a round trip on every step of a rollout; the caller already
@@ -63,8 +64,10 @@ func (c *KubeClients) ScaleReplicaSet(ctx context.Context, name string, replicas
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
 		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
 	}
-	_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
-	return err
+	return RetryTransient(ctx, func() error {
+		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // IsWatchListSemanticsUnSupported reports whether Client cannot stream the initial list
