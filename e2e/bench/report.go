@@ -400,6 +400,7 @@ func markdown(res *Results) string {
 		p(" Missed: %s.", strings.Join(missed, "; "))
 	}
 	p("\n\n")
+	missedSection(p, res)
 	p("## Rollout time against replicas\n\n![Rollout time against replicas, DeploymentConfig vs Deployment](performance-rollout.svg)\n\n")
 	p("## Cases\n\n")
 	for _, c := range res.Cases {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// missedSection writes "## Where a target is missed" for the targets this run missed: by
+// how much, why (from this run's own measurements where it has them), and what would
+// close the gap. The reasons are the analysis of the runs behind docs/performance.md;
+// they name the step that the timeline shows to be the gap, not a guess.
+func missedSection(p func(format string, args ...any), res *Results) {
+	var missed []Target
+	for _, t := range res.Targets {
+		if t.Status == "missed" {
+			missed = append(missed, t)
+		}
+	}
+	if len(missed) == 0 {
+		return
+	}
+	p("## Where a target is missed\n\n")
+	for _, t := range missed {
+		why, closeIt := explain(t, res)
+		p("### %s\n\n", t.Goal)
+		p("- **By how much:** %s.\n", overBy(t))
+		p("- **Why:** %s\n", why)
+		p("- **What would close it:** %s\n\n", closeIt)
+	}
+}
+
+// overBy says how far the measured value is from the limit.
+func overBy(t Target) string {
+	if t.Unit == "" || t.Limit == 0 {
+		return fmt.Sprintf("measured %s against %s", t.format(), trimFloat(t.Limit))
+	}
+	limit := t
+	limit.Measured = t.Limit
+	return fmt.Sprintf("measured %s against at most %s, %.0f%% over", t.format(), limit.format(), (t.Measured/t.Limit-1)*100)
+}
+
+// explain gives the reason for a missed target and what would close it.
+func explain(t Target, res *Results) (why, closeIt string) {
+	const deployerStart = "the start of the deployer pod: scheduling, the node agent's token request and process start, " +
+		"and the deployer's own start (its exec → first API call is under Binaries)"
+	const warm = "What remains is the deployer pod's start. A deployer that already runs when the revision is created " +
+		"(a warm deployer, or the controller taking the first step itself) would remove it, but DESIGN.md's one deployer " +
+		"pod per revision rules both out; within that contract, a smaller deployer (typed clients for core and apps only, " +
+		"not the whole clientset) and a faster pod start on the node are what is left."
+	switch {
+	case strings.HasPrefix(t.Goal, "ratio"):
+		for _, c := range res.Cases {
+			if c.Name != t.Case || len(c.Rounds) == 0 {
+				continue
+			}
+			m := medianRound(c.Rounds)
+			return fmt.Sprintf("a DeploymentConfig's rollout is the Deployment's work plus %s. In this case the deployer pod "+
+				"was Running %s after the change and scaled first at %s, while the whole Deployment took %s; from the first scale "+
+				"to the old revision at 0 took %s.", deployerStart, ms(m.DeployerRunningMS), ms(m.FirstScaleMS),
+				ms(c.DeploymentMedianMS), ms(m.OldAtZeroMS-m.FirstScaleMS)), warm
+		}
+		return "the case's rounds are not in this run.", warm
+	case strings.HasPrefix(t.Goal, "fixed overhead"):
+		return fmt.Sprintf("the first scale waits for %s.", deployerStart), warm
+	case strings.Contains(t.Goal, "controller reaction"):
+		return "the p99 is a sync that waited in the queue behind others, or behind the client's rate limit, while " +
+				"the apiserver was busy with the other DeploymentConfigs' writes.",
+			"more workers (`--dc-workers`) or a higher client limit (`--kube-api-qps`, `--kube-api-burst`) on a " +
+				"machine with CPU to spare; on this one the apiserver is the limit (docs/controller.md, Choosing the limits)."
+	case strings.Contains(t.Goal, "created at once"):
+		why = "every DeploymentConfig rollout runs a pod of its own, the deployer, and a Deployment runs none: here all " +
+			"of them start on one machine of 2 CPUs, beside the apiserver, etcd and the node agent, and each needs a " +
+			"token, a process and requests of its own (under API cost: the deployer's and the controller's rows)."
+		if m := res.Many; m != nil && m.DeployerCPUSeconds > 0 {
+			why += fmt.Sprintf(" In the 1,000-DC run the deployers used at least %.0f s of CPU in all, up to %d at once.",
+				m.DeployerCPUSeconds, m.DeployersAtOnce)
+		}
+		return why, "a cluster whose nodes start the deployer pods side by side (the gap here is CPU, not waiting); " +
+			"fewer requests per rollout (one event per phase change is part of DESIGN.md §10); a lighter deployer."
+	case strings.Contains(t.Goal, "RSS"):
+		return "the process's peak resident memory is above the limit.", "a smaller client scheme, or a lower GOGC."
+	case strings.Contains(t.Goal, "all Complete"):
+		return "some rollouts failed or did not finish; performance.json has the counts.",
+			"the failures' reasons (the revisions' status-reason annotations) show what to fix."
+	case strings.Contains(t.Goal, "hook overhead"):
+		return "each hook pod pays a pod start, as the deployer pod does.", "a faster pod start on the node."
+	case strings.Contains(t.Goal, "API writes"):
+		return "the table under API cost lists the writes by identity.", "removing the writes that only one side makes."
+	}
+	return "no analysis recorded for this target.", "—"
+}
