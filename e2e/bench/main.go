@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -42,12 +43,18 @@ type options struct {
 	roundLimit time.Duration
 	// nodes is how many Nodes the local cluster registers (1,000 pods each).
 	nodes int
+	// seed drives every random choice of the run (logged and kept in the results).
+	seed int64
 	// only lists the parts to run (empty: all); see parts.
 	only map[string]bool
 }
 
 // parts are the measurements of a run, in their order; -only picks some.
 var parts = []string{"cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many"}
+
+// rng returns a random source of the run's seed: each case gets its own, so a case's
+// choices do not depend on which cases ran before it.
+func (o options) rng() *rand.Rand { return rand.New(rand.NewSource(o.seed)) }
 
 // want reports whether this run takes part.
 func (o options) want(part string) bool { return len(o.only) == 0 || o.only[part] }
@@ -64,6 +71,7 @@ func main() {
 	flag.IntVar(&o.bigRounds, "big-rounds", 2, "rounds for cases of 1000 replicas or more")
 	flag.DurationVar(&o.roundLimit, "round-timeout", 0, "time limit of one round (default 3m, 15m from 1000 replicas)")
 	flag.IntVar(&o.nodes, "nodes", 0, "Nodes of the local cluster, 1,000 pods each (default 4; quick: 1)")
+	flag.Int64Var(&o.seed, "seed", 0, "seed of the rounds' random start within the second (default: from the clock; the run logs it)")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()
@@ -101,6 +109,9 @@ func main() {
 	}
 	if o.rounds == 0 {
 		o.rounds = 5
+	}
+	if o.seed == 0 {
+		o.seed = time.Now().UnixNano()
 	}
 	if o.nodes == 0 {
 		o.nodes = 4
@@ -161,7 +172,7 @@ func (o options) cases() []benchCase {
 						limit = 15 * time.Minute
 					}
 				}
-				cs = append(cs, benchCase{Strategy: strategy, Replicas: n, MinReadySeconds: mr, Rounds: rounds, limit: limit})
+				cs = append(cs, benchCase{Strategy: strategy, Replicas: n, MinReadySeconds: mr, Rounds: rounds, limit: limit, rng: o.rng()})
 			}
 		}
 	}
@@ -174,6 +185,7 @@ func (o options) cases() []benchCase {
 
 func run(ctx context.Context, o options) error {
 	began := time.Now()
+	logf("seed %d (-seed %d repeats this run's random choices)", o.seed, o.seed)
 	logf("starting the cluster and installing Stagehand")
 	env, err := framework.StartWith(ctx, framework.StartOptions{Nodes: o.nodes, AuditLog: o.want("apicost")})
 	if err != nil {
@@ -195,6 +207,7 @@ func run(ctx context.Context, o options) error {
 		Date:    time.Now().UTC().Format(time.RFC3339),
 		Quick:   o.quick,
 		Machine: machine(env),
+		Seed:    o.seed,
 	}
 	capacity, err := podCapacity(ctx, env)
 	if err != nil {
@@ -223,7 +236,7 @@ func run(ctx context.Context, o options) error {
 	if o.want("overhead") {
 		// The fixed overhead of a revision, on a DeploymentConfig alone (one replica,
 		// Rolling), so that no Deployment rolling beside it loads the machine.
-		oc := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1, Rounds: o.rounds, limit: 3 * time.Minute, alone: true}
+		oc := benchCase{Strategy: stagehandv1.DeploymentStrategyTypeRolling, Replicas: 1, Rounds: o.rounds, limit: 3 * time.Minute, alone: true, rng: o.rng()}
 		logf("case %s: %d rounds", oc.name(), oc.Rounds)
 		alone, err := runCase(ctx, env, oc)
 		if err != nil {

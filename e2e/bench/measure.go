@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"strconv"
 	"sync"
 	"time"
@@ -38,6 +39,8 @@ type benchCase struct {
 	limit           time.Duration
 	// alone: the DeploymentConfig without a Deployment beside it (the fixed-overhead case).
 	alone bool
+	// rng picks each round's start within the second (seeded by -seed).
+	rng *rand.Rand
 }
 
 func (c benchCase) name() string {
@@ -141,6 +144,12 @@ func runCase(ctx context.Context, env *framework.Env, c benchCase) (CaseResult, 
 	}
 	logf("  first rollout settled in %s", time.Since(setupStart).Round(100*time.Millisecond))
 	for i := 1; i <= c.Rounds; i++ {
+		// Rounds start at a random point of the second: a pod counts as available
+		// minReadySeconds after its Ready condition's lastTransitionTime, which has
+		// second precision, so a fixed phase would favour one side in every round.
+		if err := sleepUntilFraction(ctx, c.rng.Float64()); err != nil {
+			return cr, err
+		}
 		r, err := runRound(ctx, env, ns.Name, c, i)
 		if err != nil {
 			return cr, fmt.Errorf("round %d: %w", i, err)
@@ -159,6 +168,21 @@ func runCase(ctx context.Context, env *framework.Env, c benchCase) (CaseResult, 
 	}
 	summarize(&cr)
 	return cr, nil
+}
+
+// sleepUntilFraction sleeps until the wall clock is at fraction f of a second.
+func sleepUntilFraction(ctx context.Context, f float64) error {
+	now := time.Now()
+	at := now.Truncate(time.Second).Add(time.Duration(f * float64(time.Second)))
+	if at.Before(now) {
+		at = at.Add(time.Second)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(at)):
+		return nil
+	}
 }
 
 // settle waits (polling: this is setup, not a measurement) until revision rev of the DC is

@@ -13,8 +13,10 @@ import (
 
 // Results is everything one run measured; it is written as performance.json.
 type Results struct {
-	Date            string       `json:"date"`
-	Quick           bool         `json:"quick"`
+	Date  string `json:"date"`
+	Quick bool   `json:"quick"`
+	// Seed drove the run's random choices (bench -seed repeats them).
+	Seed            int64        `json:"seed"`
 	DurationSeconds float64      `json:"durationSeconds"`
 	Machine         Machine      `json:"machine"`
 	Cases           []CaseResult `json:"cases"`
@@ -367,7 +369,9 @@ func markdown(res *Results) string {
 	p("The ratio is DC time / Deployment time, per round; the tables give the median of each side and the median of the\n")
 	p("per-round ratios. Both workloads share the machine during a round, so the noise of the machine hits both sides;\n")
 	p("the absolute times are for this machine only, the ratios are what to compare. Between rounds the bench waits until\n")
-	p("both sides are at rest (every pod ready, none terminating).\n\n")
+	p("both sides are at rest (every pod ready, none terminating), then starts the round at a random point of the second\n")
+	p("(seed %d): a pod counts as available minReadySeconds after its Ready condition's `lastTransitionTime`, which has\n", res.Seed)
+	p("second precision, so a round that always started at the same point of the second would favour one side every time.\n\n")
 	p("## Targets\n\n| Target | Measured (median) | Status |\n|---|---|---|\n")
 	for _, t := range res.Targets {
 		m := "—"
