@@ -99,7 +99,7 @@ func (c *Controller) transition(ctx context.Context, dc *v1alpha1.DeploymentConf
 	if err != nil || updated == nil {
 		return err
 	}
-	c.writes.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
+	c.writes.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, updated.ResourceVersion)
 	phase.Record(c.recorder, c.metrics, dc, rs, t)
 	l := plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name).WithField("phase", t.Phase)
 	if t.Reason != "" {

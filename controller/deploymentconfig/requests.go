@@ -146,10 +146,11 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	reset.Annotations[v1alpha1.RetriedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
-	if _, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions()); err != nil {
+	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())
+	if err != nil {
 		return fmt.Errorf("resetting revision %s to New for a retry: %w", rs.Name, err)
 	}
-	c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
+	c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, written.ResourceVersion)
 	c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutRetried, v1alpha1.MsgRolloutRetried, rs.Name)
 	c.metrics.RolloutStarted(phase.StrategyOf(rs))
 	plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).Info("Retrying the failed revision")

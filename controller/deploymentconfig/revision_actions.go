@@ -45,7 +45,7 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 	if err != nil {
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
 	}
-	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion)
+	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion, updated.ResourceVersion)
 	dc = dc.DeepCopy()
 	dc.ObjectMeta = updated.ObjectMeta
 	dc.Status = updated.Status
@@ -102,7 +102,7 @@ func (c *Controller) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentCo
 		return err
 	}
 	if updated != nil {
-		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
+		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, updated.ResourceVersion)
 		c.recorder.Eventf(dc, corev1.EventTypeNormal, event, msg, rs.Name)
 		phase.RecordFinished(c.metrics, rs, t)
 		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("reason", reason).Info("Stopped revision")

@@ -49,10 +49,11 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			scaled.Annotations = map[string]string{}
 		}
 		scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = wantAnnotation
-		if _, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions()); err != nil {
+		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions())
+		if err != nil {
 			return fmt.Errorf("scaling revision %s to %d: %w", rs.Name, want, err)
 		}
-		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion)
+		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, written.ResourceVersion)
 		if old := rsReplicas(rs); old != want {
 			c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRevisionScaled, v1alpha1.MsgRevisionScaled, rs.Name, old, want)
 			plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("replicas", want).Info("Scaled revision")

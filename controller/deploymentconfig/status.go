@@ -134,9 +134,10 @@ func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.Depl
 	}
 	update := cached.DeepCopy()
 	update.Status = status
-	if _, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, update, plumbing.UpdateOptions()); err != nil {
+	written, err := c.stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace).UpdateStatus(ctx, update, plumbing.UpdateOptions())
+	if err != nil {
 		return fmt.Errorf("updating the status of %s: %w", dc.Name, err)
 	}
-	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion)
+	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion, written.ResourceVersion)
 	return nil
 }

@@ -11,12 +11,16 @@ import "sync"
 // that event (or a newer one, or a deletion).
 type OwnWrites struct{ m sync.Map }
 
-// Wrote records that a write replaced version replaced of key. An empty version (an
-// object that never came from an apiserver, as in the fake clientsets) is not recorded.
-func (w *OwnWrites) Wrote(key, replaced string) {
-	if replaced != "" {
-		w.m.Store(key, replaced)
+// Wrote records that a write turned version replaced of key into version written. A
+// write that changed nothing (the apiserver returns the same version, and sends no watch
+// event) or an empty version (an object that never came from an apiserver, as in the fake
+// clientsets) leaves nothing to wait for.
+func (w *OwnWrites) Wrote(key, replaced, written string) {
+	if replaced == "" || written == replaced {
+		w.m.Delete(key)
+		return
 	}
+	w.m.Store(key, replaced)
 }
 
 // Stale reports whether cached, the version of key in the cache, is the one the last
