@@ -85,7 +85,7 @@ type IdentityCost struct {
 }
 
 func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICostResult, error) {
-	res := &APICostResult{Replicas: apiCostReplicas, Strategy: "Rolling", AuditMode: "blocking"}
+	res := &APICostResult{Replicas: apiCostReplicas, Strategy: "Rolling", AuditMode: "batch"}
 	path := env.AuditLogPath()
 	if path == "" {
 		res.Skipped = "the cluster has no audit log (a local cluster started with framework.StartOptions{AuditLog: true})"
@@ -273,7 +273,7 @@ func (r *APICostResult) markdown(p func(format string, args ...any)) {
 	q := ms(float64(quietFor.Milliseconds()))
 	p("A DeploymentConfig and a Deployment (%d replicas, %s, maxSurge/maxUnavailable 25%%), each alone in its own\n", r.Replicas, r.Strategy)
 	p("namespace and never at the same time, roll out %d template changes each, counted from the apiserver's audit log\n", len(r.DC.WritesPerRollout))
-	p("(level Metadata, `--audit-log-mode=%s`, so an event is written while its request is handled). Each rollout has\n", r.AuditMode)
+	p("(level Metadata, `--audit-log-mode=%s` with batches of one event, written right away off the request's path). Each rollout has\n", r.AuditMode)
 	p("its own window: it opens once the namespace has been quiet for %s and closes once the revision is complete, its\n", q)
 	p("pods are at rest and the namespace has been quiet for %s again. A window counts every request about the namespace\n", q)
 	p("by anyone but the bench (its own client-go user agent), once each (a watch when it starts). Writes are create,\n")
