@@ -77,15 +77,14 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the watch
-	tracker, err := strategies.StartPodTracker(ctx, r.clients, strategies.PodWatchSelector(to))
-	if err != nil {
-		return err
-	}
 	l := &loop{
-		r: r, tracker: tracker, old: from, new: to, timeout: timeout,
+		r: r, old: from, new: to, timeout: timeout,
 		state: State{Desired: desired, MaxSurge: surge, MaxUnavailable: unavailable},
 	}
 	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", from.Name, to.Name, desired, surge, unavailable)
+	if err := l.start(ctx); err != nil {
+		return err
+	}
 	if err := l.run(ctx); err != nil {
 		return err
 	}
@@ -109,6 +108,52 @@ type loop struct {
 	// progressBy is the progress deadline; it moves whenever the rollout makes progress.
 	progressBy time.Time
 	bestNew    int32
+}
+
+// start opens the pod watch. While it fills its cache, the first step already goes out
+// when both revisions are at rest (see settledState): the watch of a revision of many
+// pods takes a while to fill, and the Deployment controller would have taken that step
+// from the same ReplicaSet statuses.
+func (l *loop) start(ctx context.Context) error {
+	type started struct {
+		tracker *strategies.PodTracker
+		err     error
+	}
+	ready := make(chan started, 1)
+	go func() {
+		t, err := strategies.StartPodTracker(ctx, l.r.clients, strategies.PodWatchSelector(l.new))
+		ready <- started{t, err}
+	}()
+	var stepErr error
+	if state, ok := settledState(l.state, l.old, l.new); ok && l.r.until.Target(l.state.Desired) == l.state.Desired &&
+		l.r.params.IntervalSeconds == nil && l.r.params.UpdatePeriodSeconds == nil {
+		l.state = state
+		_, stepErr = l.step(ctx, 0)
+	}
+	s := <-ready
+	if err := errors.Join(stepErr, s.err); err != nil {
+		return err
+	}
+	l.tracker = s.tracker
+	return nil
+}
+
+// settledState is the loop's state read from the revisions' ReplicaSet statuses, when
+// both are at rest: the ReplicaSet controller has seen their current spec, and every pod
+// it counts is ready and available (minReadySeconds included). ok is false otherwise;
+// the loop then waits for the pod watch before its first step.
+func settledState(s State, old, new *appsv1.ReplicaSet) (State, bool) {
+	settled := func(rs *appsv1.ReplicaSet) bool {
+		st, want := rs.Status, strategies.Replicas(rs)
+		return st.ObservedGeneration >= rs.Generation && st.Replicas == want &&
+			st.ReadyReplicas == want && st.AvailableReplicas == want
+	}
+	if !settled(old) || !settled(new) {
+		return s, false
+	}
+	s.OldReplicas, s.NewReplicas = strategies.Replicas(old), strategies.Replicas(new)
+	s.OldAvailable, s.NewAvailable = old.Status.AvailableReplicas, new.Status.AvailableReplicas
+	return s, true
 }
 
 func (l *loop) run(ctx context.Context) error {

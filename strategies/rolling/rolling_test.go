@@ -71,3 +71,30 @@ func TestFirstRevisionWithoutFirstRollout(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "web-1")
 }
+
+func TestSettledState(t *testing.T) {
+	rs := func(replicas, ready, available int32, observed int64) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Generation: 2},
+			Spec:       appsv1.ReplicaSetSpec{Replicas: &replicas},
+			Status: appsv1.ReplicaSetStatus{Replicas: replicas, ReadyReplicas: ready, AvailableReplicas: available,
+				ObservedGeneration: observed},
+		}
+	}
+	base := State{Desired: 10, MaxSurge: 3, MaxUnavailable: 2}
+
+	s, ok := settledState(base, rs(10, 10, 10, 2), rs(0, 0, 0, 2))
+	require.True(t, ok)
+	assert.Equal(t, State{Desired: 10, MaxSurge: 3, MaxUnavailable: 2, OldReplicas: 10, OldAvailable: 10}, s)
+	// The first step from that state is the Deployment controller's: 3 new, 2 old fewer.
+	assert.Equal(t, int32(3), ScaleUpTarget(s))
+
+	for name, revs := range map[string][2]*appsv1.ReplicaSet{
+		"old not ready":       {rs(10, 9, 9, 2), rs(0, 0, 0, 2)},
+		"old not yet counted": {rs(10, 10, 10, 1), rs(0, 0, 0, 2)},
+		"new not available":   {rs(10, 10, 10, 2), rs(2, 2, 1, 2)},
+	} {
+		_, ok := settledState(base, revs[0], revs[1])
+		assert.False(t, ok, name)
+	}
+}
