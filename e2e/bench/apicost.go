@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -111,19 +110,12 @@ func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICos
 	deployment := func(ctx context.Context, ns string, version int) (float64, error) {
 		client := env.Kube.AppsV1().Deployments(ns)
 		start := time.Now()
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if version == 1 {
-				_, err := client.Create(ctx, newDeployment(c), metav1.CreateOptions{})
-				return err
-			}
-			d, err := client.Get(ctx, deployName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			setVersion(&d.Spec.Template, version)
-			_, err = client.Update(ctx, d, metav1.UpdateOptions{})
-			return err
-		})
+		var err error
+		if version == 1 {
+			_, err = client.Create(ctx, newDeployment(c), metav1.CreateOptions{})
+		} else {
+			err = changeDeployment(ctx, client, deployName, version)
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -278,16 +277,7 @@ func timeRollout(ctx context.Context, env *framework.Env, ns, name string, versi
 	}()
 
 	start := time.Now()
-	client := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		dc, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		setVersion(&dc.Spec.Template, version)
-		_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
-		return err
-	})
+	err = changeDC(ctx, env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns), name, version, nil)
 	if err != nil {
 		stopPods()
 		return res, fmt.Errorf("changing the template: %w", err)

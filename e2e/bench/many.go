@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -142,15 +141,7 @@ func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkCl
 	}
 	start := time.Now()
 	err = parallel(manyRolling, bulkWorkers, func(i int) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			dc, err := client.Get(ctx, manyName("b", i), metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			setVersion(&dc.Spec.Template, 2)
-			_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
-			return err
-		})
+		return changeDC(ctx, client, manyName("b", i), 2, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("changing the templates: %w", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	stagehandtyped "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/typed/api/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -168,6 +170,37 @@ func runCase(ctx context.Context, env *framework.Env, c benchCase) (CaseResult, 
 	}
 	summarize(&cr)
 	return cr, nil
+}
+
+// changeDC sets the template's VERSION of DeploymentConfig name to version, retrying
+// conflicts. sent, when not nil, gets the moment the update that succeeded was sent.
+func changeDC(ctx context.Context, client stagehandtyped.DeploymentConfigInterface, name string, version int, sent *time.Time) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		dc, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		setVersion(&dc.Spec.Template, version)
+		if sent != nil {
+			*sent = time.Now()
+		}
+		_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// changeDeployment sets the template's VERSION of Deployment name to version, retrying
+// conflicts.
+func changeDeployment(ctx context.Context, client appsv1client.DeploymentInterface, name string, version int) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		setVersion(&d.Spec.Template, version)
+		_, err = client.Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // sleepUntilFraction sleeps until the wall clock is at fraction f of a second.
@@ -392,32 +425,14 @@ func runRound(ctx context.Context, env *framework.Env, ns string, c benchCase, r
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		client := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-		dcErr = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			dc, err := client.Get(ctx, dcName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			setVersion(&dc.Spec.Template, version)
-			_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
-			return err
-		})
+		dcErr = changeDC(ctx, env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns), dcName, version, nil)
 	}()
 	go func() {
 		defer wg.Done()
 		if c.alone {
 			return
 		}
-		client := env.Kube.AppsV1().Deployments(ns)
-		dErr = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d, err := client.Get(ctx, deployName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			setVersion(&d.Spec.Template, version)
-			_, err = client.Update(ctx, d, metav1.UpdateOptions{})
-			return err
-		})
+		dErr = changeDeployment(ctx, env.Kube.AppsV1().Deployments(ns), deployName, version)
 	}()
 	wg.Wait()
 	if err := errors.Join(dcErr, dErr); err != nil {

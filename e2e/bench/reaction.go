@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -115,16 +114,7 @@ func measureReaction(ctx context.Context, env *framework.Env, o options) (*React
 		name := manyName("r", i)
 		rsName := stagehandv1.RevisionName(name, 2)
 		var start time.Time
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			dc, err := client.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			setVersion(&dc.Spec.Template, 2)
-			start = time.Now()
-			_, err = client.Update(ctx, dc, metav1.UpdateOptions{})
-			return err
-		})
+		err := changeDC(ctx, client, name, 2, &start)
 		if err != nil {
 			return nil, fmt.Errorf("changing %s: %w", name, err)
 		}
