@@ -4,32 +4,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
 )
 
-// PodAvailable reports whether pod counts as available at now: not terminating, and Ready
-// for at least minReadySeconds, measured from the Ready condition's lastTransitionTime.
-// When the pod is Ready but not yet long enough, recheck is how long until it will be.
+// PodAvailable reports whether pod counts as available at now, and when not yet, how long
+// until it will be: revision.PodAvailable, the rule the controller checks a Complete
+// revision by.
 func PodAvailable(pod *corev1.Pod, minReadySeconds int32, now time.Time) (available bool, recheck time.Duration) {
-	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false, 0
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type != corev1.PodReady {
-			continue
-		}
-		if c.Status != corev1.ConditionTrue {
-			return false, 0
-		}
-		if minReadySeconds <= 0 {
-			return true, 0
-		}
-		availableAt := c.LastTransitionTime.Add(time.Duration(minReadySeconds) * time.Second)
-		if !now.Before(availableAt) {
-			return true, 0
-		}
-		return false, availableAt.Sub(now)
-	}
-	return false, 0
+	return revision.PodAvailable(pod, minReadySeconds, now)
 }
 
 // PodCounts are the pods of one revision at one moment.

@@ -44,14 +44,51 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 	if replicas >= desired && live.Status.AvailableReplicas >= desired && live.Status.ObservedGeneration >= live.Generation {
 		return true, nil
 	}
+	available := live.Status.AvailableReplicas
+	if replicas >= desired {
+		// The strategy scaled the revision, and the ReplicaSet controller's status is
+		// behind: on a busy cluster it can trail the pods by longer than proofGrace.
+		// Count the revision's pods themselves, by the rule the deployer waited on.
+		if available, err = c.availablePods(ctx, live); err != nil {
+			return false, err
+		}
+		if available >= desired {
+			return true, nil
+		}
+	}
 	if wait := finishedAt(pod).Add(proofGrace).Sub(c.now()); wait > 0 {
 		return false, plumbing.RequeueAfter(min(wait, 2*time.Second),
 			fmt.Sprintf("the deployer exited 0; waiting for %s to show %d available replicas", rs.Name, desired))
 	}
 	*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonEndedWithoutRollout,
 		Msg: fmt.Sprintf("the deployer exited 0, but revision %s runs %d replicas with %d of %d available: the strategy ended without rolling out, so the previous revision keeps serving",
-			rs.Name, replicas, live.Status.AvailableReplicas, desired)}
+			rs.Name, replicas, available, desired)}
 	return true, nil
+}
+
+// availablePods counts the available pods of revision rs, read from the apiserver (the
+// controller caches deployer pods only): the pods its selector matches that it controls.
+func (c *Controller) availablePods(ctx context.Context, rs *appsv1.ReplicaSet) (int32, error) {
+	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	if err != nil {
+		return 0, nil //nolint:nilerr // an invalid selector selects nothing: the revision proves nothing
+	}
+	pods, err := c.kube.CoreV1().Pods(rs.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return 0, fmt.Errorf("listing the pods of revision %s to check its rollout: %w", rs.Name, err)
+	}
+	now := c.now()
+	var n int32
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != rs.UID {
+			continue
+		}
+		if ok, _ := revision.PodAvailable(pod, rs.Spec.MinReadySeconds, now); ok {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // finishedAt is when the deployer container terminated; the pod's start when unknown.

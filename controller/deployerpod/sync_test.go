@@ -8,13 +8,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -351,4 +354,39 @@ func TestSyncRevisionFailsAStuckDeployerPod(t *testing.T) {
 	assert.Equal(t, "CreateContainerConfigError", reason)
 	assert.Contains(t, msg, "couldn't find key token in ConfigMap ns/settings")
 	assert.NotContains(t, f.Actions(), "delete pods", "the pod is kept for inspection")
+}
+
+// On a busy cluster the ReplicaSet controller's status can trail the pods by longer than
+// the grace: the proof then counts the revision's own pods, by the deployer's rule.
+func TestSyncRevisionProvesCompleteFromThePodsWhenTheStatusLags(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 2), 1)
+	rs := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseRunning, 2)
+	rs.UID = "rs-uid"
+	rs.Status = appsv1.ReplicaSetStatus{} // the ReplicaSet controller has not caught up
+	deployer := terminated(deployerPod(t, rs, corev1.PodSucceeded), 0, "")
+	exited := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	deployer.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(exited)
+	appPod := func(name string, ready corev1.ConditionStatus, owner types.UID) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: rs.Namespace, Labels: rs.Spec.Selector.MatchLabels,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: owner, Controller: ptr.To(true)}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.NewTime(exited.Add(-time.Minute))}}},
+		}
+	}
+
+	// One ready pod of its own, one unready, one ready but another's: not proven yet.
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, deployer,
+		appPod("a", corev1.ConditionTrue, rs.UID), appPod("b", corev1.ConditionFalse, rs.UID), appPod("c", corev1.ConditionTrue, "other"))
+	f.pods.now = func() time.Time { return exited.Add(time.Second) }
+	err := f.syncRevision("web-1")
+	require.True(t, plumbing.IsRequeue(err), "1 of 2 available: wait: %v", err)
+	assert.Equal(t, "Running", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+
+	// Both of its own pods available: Complete, whatever the ReplicaSet's status says.
+	f = newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, deployer,
+		appPod("a", corev1.ConditionTrue, rs.UID), appPod("b", corev1.ConditionTrue, rs.UID))
+	f.pods.now = func() time.Time { return exited.Add(time.Second) }
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, "Complete", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
 }
