@@ -54,10 +54,21 @@ func explain(t Target, res *Results) (why, closeIt string) {
 				continue
 			}
 			m := medianRound(c.Rounds)
+			if c.Strategy == "Recreate" {
+				return fmt.Sprintf("a DeploymentConfig's rollout is the Deployment's work plus %s, and Recreate pays for it "+
+					"before anything moves. In this case the deployer pod was Running %s after the change and scaled the old "+
+					"revision to 0 at %s; the new revision was scaled up at %s, once the old pods were gone (DESIGN.md §6), "+
+					"while the whole Deployment took %s.", deployerStart, ms(m.DeployerRunningMS), ms(m.OldAtZeroMS),
+					ms(m.FirstScaleMS), ms(c.DeploymentMedianMS)) + quantized(c),
+				"the deployer pod's start (see the Rolling cases), and the wait between the old revision at 0 and the new " +
+					"one's first scale: the deployer waits until the old pod objects are deleted, where the Deployment " +
+					"controller goes on once no old pod is running (every one finished or gone). Waiting on that instead " +
+					"would keep Recreate from ever mixing revisions just as well, and is the next change to try."
+			}
 			return fmt.Sprintf("a DeploymentConfig's rollout is the Deployment's work plus %s. In this case the deployer pod "+
 				"was Running %s after the change and scaled first at %s, while the whole Deployment took %s; from the first scale "+
 				"to the old revision at 0 took %s.", deployerStart, ms(m.DeployerRunningMS), ms(m.FirstScaleMS),
-				ms(c.DeploymentMedianMS), ms(m.OldAtZeroMS-m.FirstScaleMS)), warm
+				ms(c.DeploymentMedianMS), ms(m.OldAtZeroMS-m.FirstScaleMS)) + quantized(c), warm
 		}
 		return "the case's rounds are not in this run.", warm
 	case strings.HasPrefix(t.Goal, "fixed overhead"):
@@ -88,4 +99,16 @@ func explain(t Target, res *Results) (why, closeIt string) {
 		return "the table under API cost lists the writes by identity.", "removing the writes that only one side makes."
 	}
 	return "no analysis recorded for this target.", "—"
+}
+
+// quantized explains, for a case with minReadySeconds, why a lag of a few hundred
+// milliseconds can cost whole seconds.
+func quantized(c CaseResult) string {
+	if c.MinReadySeconds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" With minReadySeconds %d, a wave of pods becomes available minReadySeconds after its Ready "+
+		"condition's lastTransitionTime, which has second precision, so availability comes on whole seconds: both "+
+		"sides share the scheduler and the node, the DeploymentConfig's pods of each wave queue behind the Deployment's, "+
+		"and a wave that is ready a few hundred milliseconds later often waits one more second.", c.MinReadySeconds)
 }

@@ -227,35 +227,33 @@ func overheadSummary(cases []CaseResult) []OverheadStat {
 
 // targets checks the goals (Rolling vs RollingUpdate) against the medians.
 func targets(res *Results) []Target {
-	find := func(replicas, minReady int32) *CaseResult {
-		for i := range res.Cases {
-			c := &res.Cases[i]
-			if c.Strategy == "Rolling" && c.Replicas == replicas && c.MinReadySeconds == minReady && c.Skipped == "" {
-				return c
-			}
-		}
-		return nil
-	}
 	var ts []Target
-	ratio := func(goal string, limit float64, replicas, minReady int32) {
+	// The ratio targets name replicas and minReadySeconds, not a strategy: both
+	// strategies are held to them (Recreate against a Deployment of type Recreate).
+	ratio := func(strategy string, limit float64, replicas, minReady int32) {
+		goal := fmt.Sprintf("ratio ≤ %s, %s, %d replicas, minReadySeconds %d", trimFloat(limit), strategy, replicas, minReady)
 		t := Target{Goal: goal, Limit: limit, Unit: "ratio", Status: "not measured"}
 		for _, c := range res.Cases {
-			if c.Strategy == "Rolling" && c.Replicas == replicas && c.MinReadySeconds == minReady && c.Skipped != "" {
-				t.Case, t.Note = c.Name, "skipped: "+c.Skipped
+			if c.Strategy != strategy || c.Replicas != replicas || c.MinReadySeconds != minReady {
+				continue
 			}
-		}
-		if c := find(replicas, minReady); c != nil {
+			if c.Skipped != "" {
+				t.Case, t.Note = c.Name, "skipped: "+c.Skipped
+				continue
+			}
 			t.Case, t.Measured = c.Name, c.RatioMedian
 			t.Status = status(c.RatioMedian <= limit)
 		}
 		ts = append(ts, t)
 	}
-	ratio("ratio ≤ 1.10, 10 replicas, minReadySeconds 2", 1.10, 10, 2)
-	ratio("ratio ≤ 1.10, 100 replicas, minReadySeconds 2", 1.10, 100, 2)
-	ratio("ratio ≤ 1.5, 10 replicas, minReadySeconds 0", 1.5, 10, 0)
-	ratio("ratio ≤ 1.5, 100 replicas, minReadySeconds 0", 1.5, 100, 0)
-	ratio("ratio ≤ 1.25, 1000 replicas, minReadySeconds 0", 1.25, 1000, 0)
-	ratio("ratio ≤ 1.25, 1000 replicas, minReadySeconds 2", 1.25, 1000, 2)
+	for _, strategy := range []string{"Rolling", "Recreate"} {
+		ratio(strategy, 1.10, 10, 2)
+		ratio(strategy, 1.10, 100, 2)
+		ratio(strategy, 1.5, 10, 0)
+		ratio(strategy, 1.5, 100, 0)
+	}
+	ratio("Rolling", 1.25, 1000, 0)
+	ratio("Rolling", 1.25, 1000, 2)
 	t := Target{Goal: "fixed overhead, spec change → first scale ≤ 500 ms (DeploymentConfig alone, Rolling, median)", Limit: 500, Unit: "ms", Status: "not measured"}
 	if f := res.FixedOverhead; f != nil && len(f.Rounds) > 0 {
 		t.Case, t.Measured = f.Name, f.FirstScaleMedianMS
