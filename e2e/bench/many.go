@@ -39,12 +39,15 @@ type ManyResult struct {
 
 	// Rolling: manyRolling DCs created (first rollouts timed too), then all templates
 	// changed at once.
-	RollingCount     int     `json:"rollingCount"`
-	RollingCreateMS  float64 `json:"rollingCreateMs"`
-	RollingMS        float64 `json:"rollingMs"`
-	RollingComplete  int     `json:"rollingComplete"`
-	RollingFailed    int     `json:"rollingFailed"`
-	ControllerPeakMB float64 `json:"controllerPeakMiB"`
+	RollingCount    int     `json:"rollingCount"`
+	RollingCreateMS float64 `json:"rollingCreateMs"`
+	// RollingCreateFailed counts the first revisions that failed (nil: a run before the
+	// bench recorded it).
+	RollingCreateFailed *int    `json:"rollingCreateFailed,omitempty"`
+	RollingMS           float64 `json:"rollingMs"`
+	RollingComplete     int     `json:"rollingComplete"`
+	RollingFailed       int     `json:"rollingFailed"`
+	ControllerPeakMB    float64 `json:"controllerPeakMiB"`
 	// Controller and deployer CPU seconds during the rolling phase (the deployers' is a
 	// lower bound: each process's last sample).
 	ControllerCPUSeconds float64 `json:"controllerCpuSeconds"`
@@ -130,6 +133,7 @@ func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkCl
 		return fmt.Errorf("first rollouts of %d: %w", manyRolling, err)
 	}
 	r.RollingCreateMS = create
+	r.RollingCreateFailed = &failed
 	logf("many: %d first revisions ended in %s (%d failed); changing every template at once", manyRolling, ms(create), failed)
 
 	cpuBefore := procs.controllerCPU()
@@ -239,7 +243,11 @@ func (r *ManyResult) markdown(p func(format string, args ...any)) {
 	p("Peak memory is VmHWM from `/proc/<pid>/status`: the controller's over its life, each deployer process's sampled\n")
 	p("every 250 ms while it runs (a process shorter than that may be missed). CPU seconds are utime+stime.\n\n")
 	p("| | |\n|---|---|\n")
-	p("| first rollouts of %d (created at once) | %s |\n", r.RollingCount, ms(r.RollingCreateMS))
+	failedFirst := "failures not recorded by this run"
+	if r.RollingCreateFailed != nil {
+		failedFirst = fmt.Sprintf("%d failed", *r.RollingCreateFailed)
+	}
+	p("| first rollouts of %d (created at once) | %s (%s) |\n", r.RollingCount, ms(r.RollingCreateMS), failedFirst)
 	p("| %d rolling at once: all revision 2 Complete | %s (%d Complete, %d failed) |\n", r.RollingCount, ms(r.RollingMS), r.RollingComplete, r.RollingFailed)
 	p("| controller peak RSS | **%.0f MiB** |\n", r.ControllerPeakMB)
 	p("| controller CPU while rolling | %.1f s |\n", r.ControllerCPUSeconds)
