@@ -124,10 +124,10 @@ func measureAPICost(ctx context.Context, env *framework.Env, o options) (*APICos
 	}
 	var err error
 	if res.DC, err = apiCostSide(ctx, env, path, "bench-api-dc-", o.rounds, dc); err != nil {
-		return nil, fmt.Errorf("DeploymentConfig: %w", err)
+		return nil, fmt.Errorf("the DeploymentConfig side: %w", err)
 	}
 	if res.Deployment, err = apiCostSide(ctx, env, path, "bench-api-deploy-", o.rounds, deployment); err != nil {
-		return nil, fmt.Errorf("Deployment: %w", err)
+		return nil, fmt.Errorf("the Deployment side: %w", err)
 	}
 	logf("  writes per rollout: DeploymentConfig %v, Deployment %v (median: %d vs %d; events %d vs %d)", res.DC.WritesPerRollout,
 		res.Deployment.WritesPerRollout, res.DC.Writes, res.Deployment.Writes, res.DC.Events, res.Deployment.Events)

@@ -184,10 +184,12 @@ func firstCall(ctx context.Context, env *framework.Env, binary string) (float64,
 	}
 	// Let it fail on the missing revision and exit; it is killed if it does not.
 	select {
-	case <-exited:
+	case err := <-exited:
+		_ = err // the missing revision fails it, as meant
 	case <-time.After(10 * time.Second):
 		cancel()
-		<-exited
+		err := <-exited
+		_ = err // stopped by the cancel, as meant
 	}
 	return float64(at.Sub(start).Microseconds()) / 1000, first, nil
 }
