@@ -41,7 +41,11 @@ func TestCustomStrategyThatExitsZeroWithoutRollingOutFails(t *testing.T) {
 		dc.Spec.Strategy = stagehandv1.DeploymentStrategy{Type: stagehandv1.DeploymentStrategyTypeCustom,
 			CustomParams: &stagehandv1.CustomDeploymentStrategyParams{Image: "stub/deployer:1",
 				Command: []string{"/bin/sh", "-c", "echo 'all done (not really)'; exit 0"}}}
-	}).Then().RevisionPhase(2, stagehandv1.RevisionPhaseFailed).RevisionReplicas(1, 2).ReadyPods(2)
+	}).Then().RevisionPhase(2, stagehandv1.RevisionPhaseFailed).RevisionReplicas(1, 2).ReadyPods(2).
+		// The DC's status follows its revisions after a short gather window (docs/controller.md).
+		DeploymentConfig("status phase Failed", func(dc *stagehandv1.DeploymentConfig) bool {
+			return dc.Status.Phase == stagehandv1.RevisionPhaseFailed
+		})
 
 	reason, msg := revision.StatusReason(getRS(t, s.NS, "web-2"))
 	assert.Equal(t, stagehandv1.ReasonEndedWithoutRollout, reason)
