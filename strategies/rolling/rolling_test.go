@@ -3,12 +3,17 @@ package rolling
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
@@ -97,4 +102,26 @@ func TestSettledState(t *testing.T) {
 		_, ok := settledState(base, revs[0], revs[1])
 		assert.False(t, ok, name)
 	}
+}
+
+// The rollout ends once no old pod is active, as the Deployment controller counts; before
+// a post hook it waits until the old pod objects are gone.
+func TestWaitOldGoneCountsTerminatingPodsOnlyWithoutAPostHook(t *testing.T) {
+	old := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "ns"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"rev": "1"}}}}
+	terminating := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1-a", Namespace: "ns", Labels: map[string]string{"rev": "1"},
+		DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"test/keep"}}}
+	clients := strategies.NewKubeClients(fake.NewClientset(terminating), "ns")
+	tracker, err := strategies.StartPodTracker(t.Context(), clients, "rev")
+	require.NoError(t, err)
+	wait := func(post *v1alpha1.LifecycleHook) error {
+		r := &Rolling{clients: clients, out: strategies.NewProgress(io.Discard),
+			params: v1alpha1.RollingDeploymentStrategyParams{Post: post}}
+		l := &loop{r: r, tracker: tracker, old: old, progressBy: time.Now().Add(200 * time.Millisecond)}
+		return l.waitOldGone(t.Context())
+	}
+
+	assert.NoError(t, wait(nil), "a terminating old pod is not active: the rollout is over")
+	var timeout *strategies.TimeoutError
+	assert.ErrorAs(t, wait(&v1alpha1.LifecycleHook{}), &timeout, "before a post hook the terminating pod must be gone")
 }
