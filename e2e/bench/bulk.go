@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,28 +117,29 @@ func parallel(n, workers int, f func(i int) error) error {
 // rolloutAll runs create(0..n-1) at once in ns and returns the time from the first create
 // to the last revision rev Complete; a failed revision is an error.
 func rolloutAll(ctx context.Context, cl *bulkClients, ns string, n int, rev int64, limit time.Duration, create func(i int) error) (float64, error) {
-	d, failed, err := rolloutAllCounted(ctx, cl, ns, n, rev, limit, create)
+	d, failed, _, err := rolloutAllCounted(ctx, cl, ns, n, rev, limit, create)
 	if err == nil && failed > 0 {
 		err = fmt.Errorf("%d of %d revisions %d failed", failed, n, rev)
 	}
 	return d, err
 }
 
-// rolloutAllCounted is rolloutAll that counts the failed revisions instead.
-func rolloutAllCounted(ctx context.Context, cl *bulkClients, ns string, n int, rev int64, limit time.Duration, create func(i int) error) (float64, int, error) {
+// rolloutAllCounted is rolloutAll that counts the failed revisions instead, and gives
+// their reasons (tracker.failReasons).
+func rolloutAllCounted(ctx context.Context, cl *bulkClients, ns string, n int, rev int64, limit time.Duration, create func(i int) error) (float64, int, []string, error) {
 	t, err := trackRevisionsWith(ctx, cl.kube, cl.stagehand, ns, rev, n)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	start := time.Now()
 	if err := parallel(n, bulkWorkers, create); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := t.wait(ctx, limit); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	last, _, failed := t.result()
-	return sinceMS(start, last), failed, nil
+	return sinceMS(start, last), failed, t.failReasons(), nil
 }
 
 // tracker times n objects reaching an end state (1: done, 2: failed) from watch events.
@@ -148,10 +151,53 @@ type tracker struct {
 	all    chan struct{}
 	cancel context.CancelFunc
 	errs   []error
+	// reasons holds each failed object's status reason and message.
+	reasons map[string]string
 }
 
 func newTracker(n int) *tracker {
-	return &tracker{n: n, state: map[string]int{}, all: make(chan struct{})}
+	return &tracker{n: n, state: map[string]int{}, all: make(chan struct{}), reasons: map[string]string{}}
+}
+
+// failedBecause records why name failed (the first reason seen wins).
+func (t *tracker) failedBecause(name, reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.reasons[name]; !ok && reason != "" {
+		t.reasons[name] = reason
+	}
+}
+
+// failReasons counts the failures by status reason, each with one example message,
+// most frequent first, as "N× Reason: message".
+func (t *tracker) failReasons() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	count, example := map[string]int{}, map[string]string{}
+	for name, st := range t.state {
+		if st != 2 {
+			continue
+		}
+		reason, msg, _ := strings.Cut(t.reasons[name], "\x00")
+		if reason == "" {
+			reason = "unknown"
+		}
+		count[reason]++
+		if example[reason] == "" {
+			example[reason] = msg
+		}
+	}
+	out := make([]string, 0, len(count))
+	for r := range count {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return count[out[i]] > count[out[j]] || count[out[i]] == count[out[j]] && out[i] < out[j]
+	})
+	for i, r := range out {
+		out[i] = fmt.Sprintf("%d× %s: %s", count[r], r, example[r])
+	}
+	return out
 }
 
 // mark records the end state of name, once; the first event to show it wins.
@@ -263,7 +309,15 @@ func trackRevisionsWith(ctx context.Context, kube kubernetes.Interface, sh stage
 		if n, ok := revision.Number(rs); !ok || n != rev {
 			return "", 0
 		}
-		return name, phaseState(revision.Phase(rs))
+		st := phaseState(revision.Phase(rs))
+		if st == 2 {
+			reason, msg := revision.StatusReason(rs)
+			if len(msg) > 200 {
+				msg = msg[:200] + "…"
+			}
+			t.failedBecause(name, reason+"\x00"+msg)
+		}
+		return name, st
 	}
 	now := time.Now()
 	for i := range dcs.Items {

@@ -82,12 +82,30 @@ func explain(t Target, res *Results) (why, closeIt string) {
 		why = "every DeploymentConfig rollout runs a pod of its own, the deployer, and a Deployment runs none: here all " +
 			"of them start on one machine of 2 CPUs, beside the apiserver, etcd and the node agent, and each needs a " +
 			"token, a process and requests of its own (under API cost: the deployer's and the controller's rows)."
-		if m := res.Many; m != nil && m.DeployerCPUSeconds > 0 {
+		closeIt := "a cluster whose nodes start the deployer pods side by side (the gap here is CPU, not waiting); " +
+			"fewer requests per rollout (one event per phase change is part of DESIGN.md §10); a lighter deployer."
+		m := res.Many
+		if m != nil && m.FirstMachineCPUSeconds > 0 && m.FirstDeploymentMachineCPUSeconds > 0 {
+			n := float64(m.FirstCount)
+			dc, d := m.FirstMachineCPUSeconds, m.FirstDeploymentMachineCPUSeconds
+			why += fmt.Sprintf(" Both sides keep the machine's %d CPUs busy the whole time (%.0f of %.0f CPU seconds for the "+
+				"DeploymentConfigs, %.0f of %.0f for the Deployments), so the time ratio is the CPU ratio: %.0f ms of CPU per "+
+				"DeploymentConfig rollout against %.0f ms per Deployment, %.1f×. Of the DeploymentConfigs' share the apiserver "+
+				"used %.0f s, the deployer processes at least %.0f s (%.0f ms each) and the controller %.0f s.",
+				m.FirstCPUs, dc, m.FirstDCMS/1000*float64(m.FirstCPUs), d, m.FirstDeploymentMS/1000*float64(m.FirstCPUs),
+				dc/n*1000, d/n*1000, dc/d, m.FirstCPUByBinary["kube-apiserver"], m.FirstDeployerCPUSeconds,
+				m.FirstDeployerCPUSeconds/n*1000, m.FirstControllerCPUSeconds)
+			closeIt = fmt.Sprintf("on this machine, only a rollout that costs at most %.0f ms of CPU in all (twice the "+
+				"Deployment's), while the deployer process alone costs about %.0f ms and its pod's life (create, schedule, "+
+				"token, status, delete) about as much as a whole one-replica Deployment rollout. That is out of reach while "+
+				"every revision runs a deployer pod (DESIGN.md §5) on the same CPUs as the control plane. On a cluster whose "+
+				"nodes have CPUs of their own, the deployer processes leave the control plane's CPUs; fewer requests per "+
+				"rollout and a lighter deployer narrow the rest.", 2*d/n*1000, m.FirstDeployerCPUSeconds/n*1000)
+		} else if m != nil && m.DeployerCPUSeconds > 0 {
 			why += fmt.Sprintf(" In the 1,000-DC run the deployers used at least %.0f s of CPU in all, up to %d at once.",
 				m.DeployerCPUSeconds, m.DeployersAtOnce)
 		}
-		return why, "a cluster whose nodes start the deployer pods side by side (the gap here is CPU, not waiting); " +
-			"fewer requests per rollout (one event per phase change is part of DESIGN.md §10); a lighter deployer."
+		return why, closeIt
 	case strings.Contains(t.Goal, "RSS"):
 		return "the process's peak resident memory is above the limit.", "a smaller client scheme, or a lower GOGC."
 	case strings.Contains(t.Goal, "all Complete"):

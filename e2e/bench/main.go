@@ -47,6 +47,8 @@ type options struct {
 	seed int64
 	// only lists the parts to run (empty: all); see parts.
 	only map[string]bool
+	// manyRolling is how many DCs roll at once in the many part (0: that half is skipped).
+	manyRolling int
 }
 
 // parts are the measurements of a run, in their order; -only picks some.
@@ -72,6 +74,7 @@ func main() {
 	flag.DurationVar(&o.roundLimit, "round-timeout", 0, "time limit of one round (default 3m, 15m from 1000 replicas)")
 	flag.IntVar(&o.nodes, "nodes", 0, "Nodes of the local cluster, 1,000 pods each (default 4; quick: 1)")
 	flag.Int64Var(&o.seed, "seed", 0, "seed of the rounds' random start within the second (default: from the clock; the run logs it)")
+	flag.IntVar(&o.manyRolling, "many-rolling", manyRolling, "DeploymentConfigs rolling at once in the many part (0 skips that half)")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()

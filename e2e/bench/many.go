@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sort"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +19,7 @@ import (
 const (
 	// manyFirst is how many one-replica workloads of each kind are created at once.
 	manyFirst = 300
-	// manyRolling is how many DeploymentConfigs roll at once on one controller.
+	// manyRolling is how many DeploymentConfigs roll at once on one controller, by default.
 	manyRolling = 1000
 	// The issue's goals.
 	manyRatioTarget      = 2.0
@@ -36,6 +39,18 @@ type ManyResult struct {
 	FirstDeploymentMS float64 `json:"firstDeploymentMs"`
 	FirstRatio        float64 `json:"firstRatio"`
 	FirstDCFailed     int     `json:"firstDcFailed"`
+	// CPU seconds while the DCs rolled out: the whole machine's (of FirstCPUs), the
+	// controller's and the deployers' (a lower bound: each process's last sample).
+	FirstMachineCPUSeconds    float64 `json:"firstMachineCpuSeconds,omitempty"`
+	FirstCPUs                 int     `json:"firstCpus,omitempty"`
+	FirstControllerCPUSeconds float64 `json:"firstControllerCpuSeconds,omitempty"`
+	FirstDeployerCPUSeconds   float64 `json:"firstDeployerCpuSeconds,omitempty"`
+	// FirstCPUByBinary is the CPU seconds of the processes alive at the end, by binary,
+	// while the DCs rolled out (the deployers, mostly ended by then, are above).
+	FirstCPUByBinary map[string]float64 `json:"firstCpuByBinary,omitempty"`
+	// The same while the Deployments rolled out.
+	FirstDeploymentMachineCPUSeconds float64            `json:"firstDeploymentMachineCpuSeconds,omitempty"`
+	FirstDeploymentCPUByBinary       map[string]float64 `json:"firstDeploymentCpuByBinary,omitempty"`
 
 	// Rolling: manyRolling DCs created (first rollouts timed too), then all templates
 	// changed at once.
@@ -43,11 +58,14 @@ type ManyResult struct {
 	RollingCreateMS float64 `json:"rollingCreateMs"`
 	// RollingCreateFailed counts the first revisions that failed (nil: a run before the
 	// bench recorded it).
-	RollingCreateFailed *int    `json:"rollingCreateFailed,omitempty"`
-	RollingMS           float64 `json:"rollingMs"`
-	RollingComplete     int     `json:"rollingComplete"`
-	RollingFailed       int     `json:"rollingFailed"`
-	ControllerPeakMB    float64 `json:"controllerPeakMiB"`
+	RollingCreateFailed *int `json:"rollingCreateFailed,omitempty"`
+	// The failed revisions by status reason, with an example message.
+	RollingCreateFailReasons []string `json:"rollingCreateFailReasons,omitempty"`
+	RollingFailReasons       []string `json:"rollingFailReasons,omitempty"`
+	RollingMS                float64  `json:"rollingMs"`
+	RollingComplete          int      `json:"rollingComplete"`
+	RollingFailed            int      `json:"rollingFailed"`
+	ControllerPeakMB         float64  `json:"controllerPeakMiB"`
 	// Controller and deployer CPU seconds during the rolling phase (the deployers' is a
 	// lower bound: each process's last sample).
 	ControllerCPUSeconds float64 `json:"controllerCpuSeconds"`
@@ -61,13 +79,17 @@ type ManyResult struct {
 }
 
 func measureMany(ctx context.Context, env *framework.Env, o options) (*ManyResult, error) {
-	r := &ManyResult{FirstCount: manyFirst, RollingCount: manyRolling}
+	r := &ManyResult{FirstCount: manyFirst, RollingCount: o.manyRolling}
 	cl, err := newBulkClients(env)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.first(ctx, env, cl); err != nil {
 		return r, err
+	}
+	if r.RollingCount == 0 {
+		logf("many: -many-rolling 0: the rolling half is skipped")
+		return r, nil
 	}
 	if err := r.rolling(ctx, env, cl); err != nil {
 		return r, err
@@ -83,10 +105,19 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 		return err
 	}
 	logf("many: %d one-replica DeploymentConfigs created at once in %s", manyFirst, ns)
-	dcMS, failed, err := rolloutAllCounted(ctx, cl, ns, manyFirst, 1, manyFirstLimit, func(i int) error {
+	procs := startSampling(ctx, env)
+	machine, ctl, byBinary := machineCPU(), procs.controllerCPU(), cpuByBinary()
+	dcMS, failed, _, err := rolloutAllCounted(ctx, cl, ns, manyFirst, 1, manyFirstLimit, func(i int) error {
 		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("m", i), 1), metav1.CreateOptions{})
 		return err
 	})
+	r.FirstMachineCPUSeconds, r.FirstCPUs = machineCPU()-machine, runtime.NumCPU()
+	r.FirstControllerCPUSeconds = procs.controllerCPU() - ctl
+	r.FirstCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
+	procs.stop()
+	r.FirstDeployerCPUSeconds = procs.deployerCPU()
+	logf("many: CPU while the DCs rolled out: machine %.1f s of %d CPUs, controller %.1f s, deployers at least %.1f s; by binary %s",
+		r.FirstMachineCPUSeconds, r.FirstCPUs, r.FirstControllerCPUSeconds, r.FirstDeployerCPUSeconds, cpuList(r.FirstCPUByBinary))
 	deleteNamespace(ctx, env, ns)
 	if err != nil {
 		return fmt.Errorf("%d DeploymentConfigs: %w", manyFirst, err)
@@ -99,7 +130,11 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 		return err
 	}
 	logf("many: %d one-replica Deployments created at once in %s", manyFirst, ns)
+	machine, byBinary = machineCPU(), cpuByBinary()
 	dMS, err := deploymentsAll(ctx, env, cl, ns, manyFirst, manyFirstLimit)
+	r.FirstDeploymentMachineCPUSeconds = machineCPU() - machine
+	r.FirstDeploymentCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
+	logf("many: CPU while the Deployments rolled out: machine %.1f s; by binary %s", r.FirstDeploymentMachineCPUSeconds, cpuList(r.FirstDeploymentCPUByBinary))
 	deleteNamespace(ctx, env, ns)
 	if err != nil {
 		return fmt.Errorf("%d Deployments: %w", manyFirst, err)
@@ -124,27 +159,30 @@ func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkCl
 	procs := startSampling(ctx, env)
 	defer procs.stop()
 
-	logf("many: %d one-replica DeploymentConfigs in %s", manyRolling, ns)
-	create, failed, err := rolloutAllCounted(ctx, cl, ns, manyRolling, 1, manyRollingLimit, func(i int) error {
+	logf("many: %d one-replica DeploymentConfigs in %s", r.RollingCount, ns)
+	create, failed, reasons, err := rolloutAllCounted(ctx, cl, ns, r.RollingCount, 1, manyRollingLimit, func(i int) error {
 		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("b", i), 1), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("first rollouts of %d: %w", manyRolling, err)
+		return fmt.Errorf("first rollouts of %d: %w", r.RollingCount, err)
 	}
 	r.RollingCreateMS = create
-	r.RollingCreateFailed = &failed
-	logf("many: %d first revisions ended in %s (%d failed); changing every template at once", manyRolling, ms(create), failed)
+	r.RollingCreateFailed, r.RollingCreateFailReasons = &failed, reasons
+	for _, line := range reasons {
+		logf("many: first revision failed: %s", line)
+	}
+	logf("many: %d first revisions ended in %s (%d failed); changing every template at once", r.RollingCount, ms(create), failed)
 
 	cpuBefore := procs.controllerCPU()
 	procs.resetDeployers()
 	client := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	t, err := trackRevisions(ctx, env, ns, 2, manyRolling)
+	t, err := trackRevisions(ctx, env, ns, 2, r.RollingCount)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	err = parallel(manyRolling, bulkWorkers, func(i int) error {
+	err = parallel(r.RollingCount, bulkWorkers, func(i int) error {
 		return changeDC(ctx, client, manyName("b", i), 2, nil)
 	})
 	if err != nil {
@@ -152,13 +190,17 @@ func (r *ManyResult) rolling(ctx context.Context, env *framework.Env, cl *bulkCl
 	}
 	waitErr := t.wait(ctx, manyRollingLimit)
 	last, done, fails := t.result()
+	r.RollingFailReasons = t.failReasons()
+	for _, line := range r.RollingFailReasons {
+		logf("many: second revision failed: %s", line)
+	}
 	r.RollingMS = sinceMS(start, last)
 	r.RollingComplete, r.RollingFailed = done, fails
 	r.ControllerCPUSeconds = procs.controllerCPU() - cpuBefore
 	procs.stop()
 	procs.fill(r)
 	logf("many: %d of %d second revisions Complete in %s (%d failed); controller peak %.0f MiB, deployer peak %.0f MiB, %d deployers at once",
-		done, manyRolling, ms(r.RollingMS), fails, r.ControllerPeakMB, r.DeployerPeakMB, r.DeployersAtOnce)
+		done, r.RollingCount, ms(r.RollingMS), fails, r.ControllerPeakMB, r.DeployerPeakMB, r.DeployersAtOnce)
 	if waitErr != nil {
 		r.Note = waitErr.Error()
 		logf("many: %v", waitErr)
@@ -238,6 +280,14 @@ func (r *ManyResult) markdown(p func(format string, args ...any)) {
 	p("as many one-replica Deployments are created the same way, alone, timed to the last one fully available.\n\n")
 	p("| | DeploymentConfigs | Deployments | ratio DC/Deployment |\n|---|---|---|---|\n")
 	p("| %d created at once | %s | %s | **%.2f** |\n\n", r.FirstCount, ms(r.FirstDCMS), ms(r.FirstDeploymentMS), r.FirstRatio)
+	if r.FirstCPUs > 0 {
+		p("While the DeploymentConfigs rolled out, the machine was busy for %.1f CPU seconds of the %.1f its %d CPUs had;\n",
+			r.FirstMachineCPUSeconds, r.FirstDCMS/1000*float64(r.FirstCPUs), r.FirstCPUs)
+		p("the controller used %.1f s and the deployer processes at least %.1f s. The processes alive at the end used: %s.\n",
+			r.FirstControllerCPUSeconds, r.FirstDeployerCPUSeconds, cpuList(r.FirstCPUByBinary))
+		p("While the Deployments rolled out, the machine was busy for %.1f CPU seconds: %s.\n\n",
+			r.FirstDeploymentMachineCPUSeconds, cpuList(r.FirstDeploymentCPUByBinary))
+	}
 	p("**Rolling at once.** %d one-replica DeploymentConfigs on one controller: created at once, and once their first\n", r.RollingCount)
 	p("revisions ended, every template changed at once; timed from the first update to the last revision 2 Complete.\n")
 	p("Peak memory is VmHWM from `/proc/<pid>/status`: the controller's over its life, each deployer process's sampled\n")
@@ -254,6 +304,15 @@ func (r *ManyResult) markdown(p func(format string, args ...any)) {
 	p("| deployer peak RSS (max / median over %d processes) | **%.0f MiB** / %.0f MiB |\n", r.DeployerProcesses, r.DeployerPeakMB, r.DeployerMedianPeakMB)
 	p("| deployers running at once (most seen) / their summed RSS then | %d / %.0f MiB |\n", r.DeployersAtOnce, r.DeployersSumPeakMB)
 	p("| deployers' CPU while rolling (at least) | %.1f s |\n", r.DeployerCPUSeconds)
+	if len(r.RollingCreateFailReasons)+len(r.RollingFailReasons) > 0 {
+		p("\nThe failed revisions, by reason, with one message each:\n\n")
+		for _, line := range r.RollingCreateFailReasons {
+			p("- first rollouts: %s\n", line)
+		}
+		for _, line := range r.RollingFailReasons {
+			p("- rolling at once: %s\n", line)
+		}
+	}
 	if r.Note != "" {
 		p("\nNote: %s\n", r.Note)
 	}
@@ -269,3 +328,31 @@ func benchDC(name string, replicas int32) *stagehandv1.DeploymentConfig {
 }
 
 func manyName(prefix string, i int) string { return fmt.Sprintf("%s-%04d", prefix, i) }
+
+// topCPU keeps the n biggest entries of a CPU-by-binary map.
+func topCPU(m map[string]float64, n int) map[string]float64 {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return m[names[i]] > m[names[j]] })
+	out := map[string]float64{}
+	for _, k := range names[:min(n, len(names))] {
+		out[k] = m[k]
+	}
+	return out
+}
+
+// cpuList writes a CPU-by-binary map as "name 1.2 s, ...", biggest first.
+func cpuList(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return m[names[i]] > m[names[j]] })
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f s", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -96,6 +96,92 @@ func (s *procSampler) controllerCPU() float64 {
 	return 0
 }
 
+// deployerCPU is the CPU seconds of the deployers seen since the last reset (each one's
+// last sample, so a lower bound).
+func (s *procSampler) deployerCPU() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sum float64
+	for _, ps := range s.deployers {
+		sum += ps.cpu
+	}
+	return sum
+}
+
+// machineCPU is the busy CPU seconds of the whole machine so far, from /proc/stat
+// (0 when unreadable): everything but idle and iowait.
+func machineCPU() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0
+	}
+	var busy float64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0
+		}
+		busy += n
+	}
+	return busy / clockTicks
+}
+
+// cpuByBinary is the CPU seconds of every process on the machine now, by its binary's
+// name, keyed by pid so that two readings can be subtracted (cpuSince).
+func cpuByBinary() map[int]namedCPU {
+	out := map[int]namedCPU{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(cmdline) == 0 {
+			continue
+		}
+		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		out[pid] = namedCPU{name: filepath.Base(string(argv0)), cpu: cpuOf(string(stat))}
+	}
+	return out
+}
+
+type namedCPU struct {
+	name string
+	cpu  float64
+}
+
+// cpuSince sums, by binary, the CPU each process used between two readings; a process
+// absent from before counts from 0, one gone by now is missed.
+func cpuSince(before, now map[int]namedCPU) map[string]float64 {
+	out := map[string]float64{}
+	for pid, n := range now {
+		used := n.cpu
+		if b, ok := before[pid]; ok && b.name == n.name {
+			used -= b.cpu
+		}
+		if used > 0 {
+			out[n.name] += used
+		}
+	}
+	return out
+}
+
 func (s *procSampler) sample() {
 	if s.dir == "" {
 		return
