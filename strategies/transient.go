@@ -3,6 +3,7 @@ package strategies
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -14,12 +15,22 @@ import (
 const TransientRetryLimit = 2 * time.Minute
 
 // IsTransient reports whether err is an apiserver answer that may well succeed when
-// asked again: a timeout, too many requests, an internal error, an unavailable server, or
-// a dropped connection. Refusals (forbidden, invalid, not found, conflict) are not.
+// asked again: a timeout, too many requests, an internal error, an unavailable server, a
+// dropped connection, or an HTTP/2 stream that the server reset (a busy apiserver resets
+// the stream of a request that ran past its own timeout). Refusals (forbidden, invalid,
+// not found, conflict) are not.
 func IsTransient(err error) bool {
 	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
-		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err)
+		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || isStreamReset(err)
+}
+
+// isStreamReset recognises an HTTP/2 stream error by its text: both HTTP/2 clients that
+// client-go may use (the standard library's and golang.org/x/net's) write
+// "stream error: stream ID <n>; <code>", and neither type is exported by the first.
+func isStreamReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "stream error: stream ID ")
 }
 
 // RetryTransient calls fn until it succeeds, fails with an error that is not transient
