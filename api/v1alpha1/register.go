@@ -28,6 +28,10 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&DeploymentConfig{},
 		&DeploymentConfigList{},
+		&HookAction{},
+		&HookActionList{},
+		&ExecutionHook{},
+		&ExecutionHookList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -55,6 +55,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=stagehand.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("deploymentconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().DeploymentConfigs().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("executionhooks"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().ExecutionHooks().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("hookactions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().HookActions().Informer()}, nil
 
 	}
 

@@ -39,7 +39,25 @@ type bound struct {
 // which a CEL rule checks (Kubernetes itself sets no length).
 const maxEnvNameLength = 1024
 
-var bounds = []bound{
+// boundsOf lists the bounds of each CRD, by kind; a kind not listed gets none.
+var boundsOf = map[string][]bound{
+	"DeploymentConfig": dcBounds,
+	"ExecutionHook":    executionHookBounds,
+}
+
+// executionHookBounds bound the label selector of an ExecutionHook, which its spec's
+// immutability rule compares.
+var executionHookBounds = []bound{
+	{"spec.podSelection.podContainerSelector.podSelector.matchLabels", "maxProperties", 64},
+	{"spec.podSelection.podContainerSelector.podSelector.matchLabels.{}", "maxLength", 63},
+	{"spec.podSelection.podContainerSelector.podSelector.matchExpressions", "maxItems", 32},
+	{"spec.podSelection.podContainerSelector.podSelector.matchExpressions.[].key", "maxLength", 317},
+	{"spec.podSelection.podContainerSelector.podSelector.matchExpressions.[].values", "maxItems", 64},
+	{"spec.podSelection.podContainerSelector.podSelector.matchExpressions.[].values.[]", "maxLength", 63},
+	{"spec.podSelection.podContainerSelector.podSelector.matchExpressions.[].operator", "enum", []any{"In", "NotIn", "Exists", "DoesNotExist"}},
+}
+
+var dcBounds = []bound{
 	{"spec.template.metadata.labels", "maxProperties", 64},
 	{"spec.template.metadata.labels.{}", "maxLength", 63},
 	{"spec.template.spec.containers", "maxItems", 64},
@@ -95,12 +113,16 @@ func rewrite(file string) error {
 		if schema == nil {
 			return fmt.Errorf("a version has no openAPIV3Schema")
 		}
-		for _, b := range bounds {
+		kind, _ := dig(crd, "spec", "names", "kind").(string)
+		for _, b := range boundsOf[kind] {
 			node, err := walk(schema, b.path)
 			if err != nil {
 				return fmt.Errorf("bound %s %s: %w", b.path, b.key, err)
 			}
 			node[b.key] = b.value
+		}
+		if kind != "DeploymentConfig" {
+			continue
 		}
 		template, err := walk(schema, "spec.template")
 		if err != nil {

@@ -25,3 +25,19 @@ type DeploymentConfigListerExpansion interface{}
 // DeploymentConfigNamespaceListerExpansion allows custom methods to be added to
 // DeploymentConfigNamespaceLister.
 type DeploymentConfigNamespaceListerExpansion interface{}
+
+// ExecutionHookListerExpansion allows custom methods to be added to
+// ExecutionHookLister.
+type ExecutionHookListerExpansion interface{}
+
+// ExecutionHookNamespaceListerExpansion allows custom methods to be added to
+// ExecutionHookNamespaceLister.
+type ExecutionHookNamespaceListerExpansion interface{}
+
+// HookActionListerExpansion allows custom methods to be added to
+// HookActionLister.
+type HookActionListerExpansion interface{}
+
+// HookActionNamespaceListerExpansion allows custom methods to be added to
+// HookActionNamespaceLister.
+type HookActionNamespaceListerExpansion interface{}

@@ -26,6 +26,10 @@ import (
 type Interface interface {
 	// DeploymentConfigs returns a DeploymentConfigInformer.
 	DeploymentConfigs() DeploymentConfigInformer
+	// ExecutionHooks returns a ExecutionHookInformer.
+	ExecutionHooks() ExecutionHookInformer
+	// HookActions returns a HookActionInformer.
+	HookActions() HookActionInformer
 }
 
 type version struct {
@@ -42,4 +46,14 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // DeploymentConfigs returns a DeploymentConfigInformer.
 func (v *version) DeploymentConfigs() DeploymentConfigInformer {
 	return &deploymentConfigInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ExecutionHooks returns a ExecutionHookInformer.
+func (v *version) ExecutionHooks() ExecutionHookInformer {
+	return &executionHookInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// HookActions returns a HookActionInformer.
+func (v *version) HookActions() HookActionInformer {
+	return &hookActionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

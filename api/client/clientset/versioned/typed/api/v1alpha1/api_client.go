@@ -29,6 +29,8 @@ import (
 type StagehandV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	DeploymentConfigsGetter
+	ExecutionHooksGetter
+	HookActionsGetter
 }
 
 // StagehandV1alpha1Client is used to interact with features provided by the stagehand.dev group.
@@ -38,6 +40,14 @@ type StagehandV1alpha1Client struct {
 
 func (c *StagehandV1alpha1Client) DeploymentConfigs(namespace string) DeploymentConfigInterface {
 	return newDeploymentConfigs(c, namespace)
+}
+
+func (c *StagehandV1alpha1Client) ExecutionHooks(namespace string) ExecutionHookInterface {
+	return newExecutionHooks(c, namespace)
+}
+
+func (c *StagehandV1alpha1Client) HookActions(namespace string) HookActionInterface {
+	return newHookActions(c, namespace)
 }
 
 // NewForConfig creates a new StagehandV1alpha1Client for the given config.

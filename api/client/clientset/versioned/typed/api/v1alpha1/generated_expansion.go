@@ -19,3 +19,7 @@ limitations under the License.
 package v1alpha1
 
 type DeploymentConfigExpansion interface{}
+
+type ExecutionHookExpansion interface{}
+
+type HookActionExpansion interface{}

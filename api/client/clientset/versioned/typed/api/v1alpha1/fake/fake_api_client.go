@@ -32,6 +32,14 @@ func (c *FakeStagehandV1alpha1) DeploymentConfigs(namespace string) v1alpha1.Dep
 	return newFakeDeploymentConfigs(c, namespace)
 }
 
+func (c *FakeStagehandV1alpha1) ExecutionHooks(namespace string) v1alpha1.ExecutionHookInterface {
+	return newFakeExecutionHooks(c, namespace)
+}
+
+func (c *FakeStagehandV1alpha1) HookActions(namespace string) v1alpha1.HookActionInterface {
+	return newFakeHookActions(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeStagehandV1alpha1) RESTClient() rest.Interface {
