@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +22,11 @@ const execWaitDelay = 2 * time.Second
 // its environment. A TTY is not emulated: with tty=1 the command's stderr goes to stdout,
 // and resize events are ignored. When the command exits, whatever it left running in its
 // process group is killed.
+//
+// As on a kubelet, the command does not end with the client's stream: when the stream
+// goes away, the command keeps running, its output is thrown away, and it ends on its own
+// or with its container. The container's end kills it, attached or not, as a container
+// runtime does.
 type executor struct {
 	spawner *spawner
 	run     *ctrRun
@@ -40,13 +46,14 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []s
 	if err != nil {
 		return codeExitError{err: err, code: int(startExitCode(err))}
 	}
+	stdout, stderr := &detachable{w: out}, &detachable{w: errOut}
 	if out != nil {
-		cmd.Stdout = out
+		cmd.Stdout = stdout
 	}
 	if tty {
-		cmd.Stderr = out
+		cmd.Stderr = stdout
 	} else if errOut != nil {
-		cmd.Stderr = errOut
+		cmd.Stderr = stderr
 	}
 	cmd.WaitDelay = execWaitDelay
 	// stdin goes through a pipe of our own: exec.Cmd would wait for an io.Reader that the
@@ -76,9 +83,21 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []s
 	}
 	select {
 	case <-p.done:
-	case <-ctx.Done():
+	case <-e.run.done:
 		p.signal(syscall.SIGKILL)
 		<-p.done
+	case <-ctx.Done():
+		// The client went away: the command goes on without it.
+		stdout.detach()
+		stderr.detach()
+		go func() {
+			select {
+			case <-p.done:
+			case <-e.run.done:
+				p.signal(syscall.SIGKILL)
+			}
+		}()
+		return ctx.Err()
 	}
 	var ee *exec.ExitError
 	switch {
@@ -88,6 +107,32 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, _ string, argv []s
 		return exitError{ee}
 	}
 	return p.err
+}
+
+// detachable passes writes on to w until detach, then throws them away, so that a
+// command whose client went away is not stopped by a broken pipe.
+type detachable struct {
+	mu       sync.Mutex
+	w        io.Writer
+	detached bool
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.detached || d.w == nil {
+		return len(p), nil
+	}
+	if _, err := d.w.Write(p); err != nil {
+		d.detached = true
+	}
+	return len(p), nil
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.detached = true
+	d.mu.Unlock()
 }
 
 func drainResize(ctx context.Context, resize <-chan remotecommand.TerminalSize) {
