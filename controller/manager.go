@@ -20,6 +20,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/deployerpod"
 	"github.com/stagehand-dev/stagehand/controller/deploymentconfig"
+	"github.com/stagehand-dev/stagehand/controller/executionhook"
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
@@ -44,6 +45,14 @@ type Options struct {
 	Events kubernetes.Interface
 	// Triggers configure the polling of the ImageChange triggers.
 	Triggers imagetrigger.Options
+	// Exec runs ExecutionHooks' commands (executionhook.NewPodExecutor); nil leaves the
+	// ExecutionHook controller out.
+	Exec executionhook.Executor
+	// ExecutionHooks configure the ExecutionHook controller.
+	ExecutionHooks executionhook.Options
+	// ExecutionHookWorkers are the ExecutionHook controller's workers; 0 means Workers.
+	// A worker only starts a hook: the commands run in goroutines of their own.
+	ExecutionHookWorkers int
 }
 
 // Manager runs the DeploymentConfig, deployer-pod and image-trigger controllers over
@@ -55,11 +64,13 @@ type Manager struct {
 	}
 	synced  []cache.InformerSynced
 	ready   atomic.Bool
-	workers struct{ dcs, pods, triggers int }
+	workers struct{ dcs, pods, triggers, hooks int }
 
 	DeploymentConfigs *deploymentconfig.Controller
 	DeployerPods      *deployerpod.Controller
 	Triggers          *imagetrigger.Controller
+	// ExecutionHooks is nil without Options.Exec.
+	ExecutionHooks *executionhook.Controller
 }
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
@@ -111,6 +122,18 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	m.workers.dcs = workerCount(opts.DCWorkers, opts.Workers)
 	m.workers.pods = workerCount(opts.DeployerPodWorkers, opts.Workers)
 	m.workers.triggers = workerCount(opts.ImageTriggerWorkers, opts.Workers)
+	m.workers.hooks = workerCount(opts.ExecutionHookWorkers, opts.Workers)
+	if opts.Exec != nil {
+		hooks, actions := dcs.Stagehand().V1alpha1().ExecutionHooks(), dcs.Stagehand().V1alpha1().HookActions()
+		m.ExecutionHooks, err = executionhook.NewController(kube, stagehand, opts.Exec, hooks, actions, opts.ExecutionHooks, metrics, log)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Events != nil {
+			m.ExecutionHooks.SendEventsWith(opts.Events)
+		}
+		m.synced = append(m.synced, hooks.Informer().HasSynced, actions.Informer().HasSynced)
+	}
 	m.factories = append(m.factories, revisions, deployerPods, access, dcs)
 	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
@@ -140,6 +163,9 @@ func (m *Manager) Run(ctx context.Context) {
 	wg.Go(func() { m.DeploymentConfigs.Run(ctx, m.workers.dcs) })
 	wg.Go(func() { m.DeployerPods.Run(ctx, m.workers.pods) })
 	wg.Go(func() { m.Triggers.Run(ctx, m.workers.triggers) })
+	if m.ExecutionHooks != nil {
+		wg.Go(func() { m.ExecutionHooks.Run(ctx, m.workers.hooks) })
+	}
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), m.synced...) {
 			m.ready.Store(true)

@@ -24,22 +24,25 @@ type config struct {
 	DeployerImage string `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
 	// Workers, when set, is the worker count of every controller whose own setting is not
 	// given; DCWorkers, DeployerPodWorkers and ImageTriggerWorkers are per controller.
-	Workers             int           `envconfig:"WORKERS"`
-	DCWorkers           int           `envconfig:"DC_WORKERS" default:"16"`
-	DeployerPodWorkers  int           `envconfig:"DEPLOYER_POD_WORKERS" default:"16"`
-	ImageTriggerWorkers int           `envconfig:"IMAGE_TRIGGER_WORKERS" default:"2"`
-	KubeAPIQPS          float32       `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst        int           `envconfig:"KUBE_API_BURST" default:"200"`
-	Resync              time.Duration `envconfig:"RESYNC" default:"10m"`
-	LeaderElect         bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName           string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace      string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration       time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline       time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod         time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr         string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat           string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel            string        `envconfig:"LOG_LEVEL" default:"info"`
+	Workers             int `envconfig:"WORKERS"`
+	DCWorkers           int `envconfig:"DC_WORKERS" default:"16"`
+	DeployerPodWorkers  int `envconfig:"DEPLOYER_POD_WORKERS" default:"16"`
+	ImageTriggerWorkers int `envconfig:"IMAGE_TRIGGER_WORKERS" default:"2"`
+	// ExecutionHookWorkers only start hooks; the commands run in goroutines of their own.
+	ExecutionHookWorkers int           `envconfig:"EXECUTION_HOOK_WORKERS" default:"2"`
+	ExecutionHookTTL     time.Duration `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
+	KubeAPIQPS           float32       `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst         int           `envconfig:"KUBE_API_BURST" default:"200"`
+	Resync               time.Duration `envconfig:"RESYNC" default:"10m"`
+	LeaderElect          bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName            string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace       string        `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration        time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline        time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod          time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr          string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -70,6 +73,8 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.DCWorkers, "dc-workers", cfg.DCWorkers, "workers of the DeploymentConfig controller")
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
 	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
+	fs.IntVar(&cfg.ExecutionHookWorkers, "execution-hook-workers", cfg.ExecutionHookWorkers, "workers of the ExecutionHook controller (they start hooks; the commands run concurrently anyway)")
+	fs.DurationVar(&cfg.ExecutionHookTTL, "execution-hook-ttl", cfg.ExecutionHookTTL, "delete a finished ExecutionHook this long after it finished, unless it sets ttlSecondsAfterFinished (0 keeps them)")
 	qps := float64(cfg.KubeAPIQPS)
 	fs.Float64Var(&qps, "kube-api-qps", qps, "requests per second to the apiserver (client-side rate limit of all controllers together)")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver")
@@ -104,6 +109,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 			{"dc-workers", "DC_WORKERS", &cfg.DCWorkers},
 			{"deployer-pod-workers", "DEPLOYER_POD_WORKERS", &cfg.DeployerPodWorkers},
 			{"image-trigger-workers", "IMAGE_TRIGGER_WORKERS", &cfg.ImageTriggerWorkers},
+			{"execution-hook-workers", "EXECUTION_HOOK_WORKERS", &cfg.ExecutionHookWorkers},
 		} {
 			if !given[w.flag] && !envSet(w.env) {
 				*w.n = cfg.Workers
@@ -115,6 +121,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		if r = strings.TrimSpace(r); r != "" {
 			cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
 		}
+	}
+	if cfg.ExecutionHookTTL < 0 {
+		return cfg, false, fmt.Errorf("--execution-hook-ttl must not be negative, not %s", cfg.ExecutionHookTTL)
 	}
 	if cfg.ImagePollInterval < time.Second {
 		return cfg, false, fmt.Errorf("--image-poll-interval must be at least 1s, not %s", cfg.ImagePollInterval)

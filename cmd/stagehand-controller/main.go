@@ -24,6 +24,7 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/controller"
+	"github.com/stagehand-dev/stagehand/controller/executionhook"
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 	"github.com/stagehand-dev/stagehand/internal/logging"
@@ -121,6 +122,8 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Resync: cfg.Resync, Events: events,
 		DCWorkers: cfg.DCWorkers, DeployerPodWorkers: cfg.DeployerPodWorkers, ImageTriggerWorkers: cfg.ImageTriggerWorkers,
+		Exec: executionhook.NewPodExecutor(rc, kube), ExecutionHooks: executionhook.Options{TTL: cfg.ExecutionHookTTL},
+		ExecutionHookWorkers: cfg.ExecutionHookWorkers,
 		Triggers: imagetrigger.Options{
 			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
 			Insecure: insecureRegistries(cfg.InsecureRegistries),

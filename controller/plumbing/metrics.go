@@ -12,6 +12,9 @@ type Metrics struct {
 	completed *prometheus.CounterVec
 	failed    *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
+
+	execs        *prometheus.CounterVec
+	execDuration *prometheus.HistogramVec
 }
 
 // NewMetrics creates the rollout metrics and registers them with reg.
@@ -34,9 +37,32 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from a revision's creation to its terminal phase, by strategy type and result (Complete or Failed).",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 3600, 7200, 21600},
 		}, []string{"strategy", "result"}),
+		execs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_executionhook_executions_total",
+			Help: "Attempts of ExecutionHook commands in one container, by result (Succeeded or Failed) and error type (Error, Timeout, PodGone, ...; empty on success).",
+		}, []string{"result", "error_type"}),
+		execDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "stagehand_executionhook_execution_duration_seconds",
+			Help:    "Duration of one attempt of an ExecutionHook command in one container, by result.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"result"}),
 	}
-	reg.MustRegister(m.started, m.completed, m.failed, m.duration)
+	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration)
 	return m
+}
+
+// ExecFinished records one attempt of an ExecutionHook command that took d; errorType
+// is empty for a success.
+func (m *Metrics) ExecFinished(errorType string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	result := "Succeeded"
+	if errorType != "" {
+		result = "Failed"
+	}
+	m.execs.WithLabelValues(result, errorType).Inc()
+	m.execDuration.WithLabelValues(result).Observe(d.Seconds())
 }
 
 // RolloutStarted records a revision created with the strategy type.
