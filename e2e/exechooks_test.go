@@ -423,3 +423,33 @@ func TestExecutionHookNeedsPodsExec(t *testing.T) {
 		return err == nil
 	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the hook is allowed")
 }
+
+// kubectl stagehand exec run creates a hook and follows it; exec status prints a row per
+// pod × container, and -o json the object. A failing hook exits 1 with the reason.
+func TestCLIExecRunAndStatus(t *testing.T) {
+	requireController(t)
+	ns := env.Namespace(t)
+	execPods(t, ns, "web", 2)
+	hookAction(t, ns, "flush", 30, `echo "flushed $CTR"`)
+	hookAction(t, ns, "broken", 2, `echo "cannot flush $CTR"; exit 7`)
+
+	res := pluginOK(t, ns, "exec", "run", "flush", "-l", "app=web", "-c", "a", "--name", "flush-1", "--wait", "--timeout", "2m")
+	assert.Contains(t, res.Stdout, "executionhook/flush-1 created")
+	assert.Contains(t, res.Stdout, "Complete, 2/2 succeeded")
+
+	res = pluginOK(t, ns, "exec", "status", "flush-1")
+	for _, pod := range []string{"web-0", "web-1"} {
+		assert.Regexp(t, pod+`\s+a\s+1\s+Succeeded\s+-\s+flushed a`, res.Stdout)
+	}
+	res = pluginOK(t, ns, "exec", "status", "executionhook/flush-1", "-o", "json")
+	assert.Contains(t, res.Stdout, `"hookStatuses"`)
+
+	res = plugin(t, ns, "exec", "run", "broken", "--pod", "web-1", "-c", "b", "--name", "broken-1", "--wait", "--timeout", "2m")
+	assert.Equal(t, 1, res.ExitCode, "%s", res)
+	assert.Regexp(t, `web-1\s+b\s+\d+\s+Failed\s+Error\s+cannot flush b`, res.Stdout)
+	assert.Contains(t, res.Stderr, "executionhook/broken-1 failed")
+
+	res = plugin(t, ns, "exec", "run", "flush")
+	assert.Equal(t, 2, res.ExitCode, "a usage mistake: %s", res)
+	assert.Contains(t, res.Stderr, "exactly one of -l SELECTOR and --pod NAME")
+}

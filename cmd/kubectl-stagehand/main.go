@@ -47,6 +47,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `kubectl stagehand operates Stagehand DeploymentConfigs (deploymentconfigs.stagehand.dev).
 
   kubectl stagehand rollout latest|cancel|retry|history|undo|pause|resume|status|logs dc/NAME
+  kubectl stagehand exec run ACTION (-l SELECTOR | --pod NAME...) [-c CONTAINER...] [--wait]
+  kubectl stagehand exec status HOOK
   kubectl stagehand convert -f openshift-dc.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -54,6 +56,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams))
+	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams))
 	return root
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 // waitPod watches the pod name until done holds for it (nil while it does not exist),
@@ -68,4 +70,14 @@ func waitNamed(ctx context.Context, namespace, name string, obj runtime.Object,
 		return ctx.Err() // UntilWithSync reports an interrupted wait in its own words
 	}
 	return err
+}
+
+// WaitExecutionHook watches the ExecutionHook name until done holds for it (nil once it
+// is deleted), or ctx ends. It lists once, then follows the watch.
+func (c *Client) WaitExecutionHook(ctx context.Context, name string, done func(*v1alpha1.ExecutionHook) bool) error {
+	hooks := c.Stagehand.StagehandV1alpha1().ExecutionHooks(c.Namespace)
+	return waitNamed(ctx, c.Namespace, name, &v1alpha1.ExecutionHook{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return hooks.List(ctx, o) },
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return hooks.Watch(ctx, o) },
+		func(obj runtime.Object) bool { h, _ := obj.(*v1alpha1.ExecutionHook); return done(h) })
 }
