@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/kubernetes"
 
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/hookpod"
@@ -44,7 +45,8 @@ type Deployer struct {
 type Flow func(ctx context.Context, d *Deployer) error
 
 // New loads the inputs of the revision revisionName in namespace and returns the Deployer.
-func New(ctx context.Context, client kubernetes.Interface, namespace, revisionName string, out *strategies.Progress, log *logrus.Entry) (*Deployer, error) {
+// sh is the stagehand.dev client of exec hooks (nil: exec hooks fail as invalid).
+func New(ctx context.Context, client kubernetes.Interface, sh stagehandclient.Interface, namespace, revisionName string, out *strategies.Progress, log *logrus.Entry) (*Deployer, error) {
 	// The deadline comes from the deployer pod; read it while the revisions load.
 	now := time.Now()
 	deadline := make(chan time.Time, 1)
@@ -62,7 +64,7 @@ func New(ctx context.Context, client kubernetes.Interface, namespace, revisionNa
 	}
 	hookPods := hookpod.NewRunner(client.CoreV1(), in.To, hookpod.Options{
 		Labels: strategy.Labels, Annotations: strategy.Annotations,
-		Deadline: at, Out: out, Log: log,
+		Deadline: at, Out: out, Log: log, Stagehand: sh,
 	})
 	return &Deployer{
 		Inputs:   in,

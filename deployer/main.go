@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/internal/version"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -68,17 +69,30 @@ func Main(name string, args []string, flow Flow) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	client, err := NewClient()
+	clients, err := NewClients()
 	if err != nil {
 		return int(Finish(cfg.TerminationMessagePath, err, "", out, log))
 	}
-	return Execute(ctx, cfg, client, out, log, flow)
+	return ExecuteWith(ctx, cfg, clients, out, log, flow)
 }
 
-// Execute runs one rollout in process: it resolves the revision, loads the inputs, runs
-// flow, writes the termination message and returns the exit code. When ctx is cancelled
-// (SIGTERM), it returns within cancelGrace with ExitCancelled even if flow does not.
+// Clients are the deployer's clients: Kubernetes, and stagehand.dev for exec hooks.
+type Clients struct {
+	Kube kubernetes.Interface
+	// Stagehand may be nil: exec hooks then fail as invalid.
+	Stagehand stagehandclient.Interface
+}
+
+// Execute is ExecuteWith without a stagehand.dev client: exec hooks fail as invalid.
 func Execute(ctx context.Context, cfg Config, client kubernetes.Interface, out *strategies.Progress, log *logrus.Entry, flow Flow) int {
+	return ExecuteWith(ctx, cfg, Clients{Kube: client}, out, log, flow)
+}
+
+// ExecuteWith runs one rollout in process: it resolves the revision, loads the inputs,
+// runs flow, writes the termination message and returns the exit code. When ctx is
+// cancelled (SIGTERM), it returns within cancelGrace with ExitCancelled even if flow does
+// not.
+func ExecuteWith(ctx context.Context, cfg Config, clients Clients, out *strategies.Progress, log *logrus.Entry, flow Flow) int {
 	type outcome struct {
 		success string
 		err     error
@@ -90,7 +104,7 @@ func Execute(ctx context.Context, cfg Config, client kubernetes.Interface, out *
 			result <- outcome{err: err}
 			return
 		}
-		d, err := New(ctx, client, namespace, revision, out, log)
+		d, err := New(ctx, clients.Kube, clients.Stagehand, namespace, revision, out, log)
 		if err != nil {
 			result <- outcome{err: err}
 			return
@@ -151,9 +165,39 @@ func NewLogger(format, level string, w io.Writer) (*logrus.Entry, error) {
 	return logrus.NewEntry(logger), err
 }
 
+// NewClients builds the Kubernetes and the stagehand.dev clients as NewClient does.
+func NewClients() (Clients, error) {
+	config, err := restConfig()
+	if err != nil {
+		return Clients{}, err
+	}
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return Clients{}, strategies.Invalidf("building the Kubernetes client: %v", err)
+	}
+	sh, err := stagehandclient.NewForConfig(config)
+	if err != nil {
+		return Clients{}, strategies.Invalidf("building the stagehand.dev client: %v", err)
+	}
+	return Clients{Kube: kube, Stagehand: sh}, nil
+}
+
 // NewClient builds the Kubernetes client the standard way: the in-cluster config first,
 // then KUBECONFIG (the local cluster hands pods a kubeconfig) and ~/.kube/config.
 func NewClient() (kubernetes.Interface, error) {
+	config, err := restConfig()
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, strategies.Invalidf("building the Kubernetes client: %v", err)
+	}
+	return client, nil
+}
+
+// restConfig is the client configuration of NewClient, with the deployer's rate limit.
+func restConfig() (*rest.Config, error) {
 	config, err := rest.InClusterConfig()
 	if err != nil {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -166,11 +210,7 @@ func NewClient() (kubernetes.Interface, error) {
 	// of a rollout once the burst was spent: a scale is two requests, so 0.4 s a step.
 	// One deployer runs one rollout, so it may go as fast as kubectl does.
 	config.QPS, config.Burst = ClientQPS, ClientBurst
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, strategies.Invalidf("building the Kubernetes client: %v", err)
-	}
-	return client, nil
+	return config, nil
 }
 
 // The deployer's client-side rate limit towards the apiserver (kubectl's defaults).

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
 const hookTimeout = 2 * time.Minute
@@ -452,4 +453,168 @@ func TestCLIExecRunAndStatus(t *testing.T) {
 	res = plugin(t, ns, "exec", "run", "flush")
 	assert.Equal(t, 2, res.ExitCode, "a usage mistake: %s", res)
 	assert.Contains(t, res.Stderr, "exactly one of -l SELECTOR and --pod NAME")
+}
+
+func dcExecHook(policy stagehandv1.LifecycleHookFailurePolicy, pods stagehandv1.ExecHookPods, timeout int64, script string) *stagehandv1.LifecycleHook {
+	return &stagehandv1.LifecycleHook{FailurePolicy: policy, Exec: &stagehandv1.ExecHook{
+		ContainerName: "app", Command: []string{"/bin/sh", "-c", script}, Pods: pods, TimeoutSeconds: &timeout}}
+}
+
+// executionHooksOf lists the ExecutionHooks of revision n of dc web, by name.
+func executionHooksOf(t *testing.T, ns string, n int) map[string]*stagehandv1.ExecutionHook {
+	t.Helper()
+	list, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).List(context.Background(), metav1.ListOptions{
+		LabelSelector: stagehandv1.ConfigLabel + "=web," + stagehandv1.RevisionLabel + "=" + strconv.Itoa(n)})
+	require.NoError(t, err)
+	out := map[string]*stagehandv1.ExecutionHook{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out
+}
+
+// A Rolling DC with a pre exec hook on the Old pods and a post exec hook on the New pods
+// runs each once per rollout, in the right pods (their output names the VERSION of the
+// template they run). On the first rollout the pre hook has no old pods and is skipped.
+func TestDeploymentConfigExecHooksRunInTheRightPods(t *testing.T) {
+	requireController(t)
+	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Pre:  dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsOld, 30, `echo "pre in version $VERSION"`),
+		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 30, `echo "post in version $VERSION"`),
+	}
+	s := env.Given(t).DeploymentConfig(dc)
+	s.When().Created().Then().RevisionPhase(1, complete)
+	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete)
+
+	first := executionHooksOf(t, s.NS, 1)
+	require.Contains(t, first, "web-1-hook-post")
+	assert.Equal(t, stagehandv1.HookErrorNoPods, first["web-1-hook-pre"].Status.Error.ErrorType, "no old pods on the first rollout")
+	second := executionHooksOf(t, s.NS, 2)
+	assert.Len(t, second, 2, "one hook per stage: %v", second)
+	for name, want := range map[string]string{"web-1-hook-post": "post in version 1"} {
+		checkEveryPod(t, first[name], 2, want)
+	}
+	for name, want := range map[string]string{"web-2-hook-pre": "pre in version 1", "web-2-hook-post": "post in version 2"} {
+		require.Contains(t, second, name)
+		checkEveryPod(t, second[name], 2, want)
+	}
+	assert.Contains(t, deployerLog(t, s.NS, "web-2"), "pre in version 1", "the deployer's log has the output")
+}
+
+// checkEveryPod asserts that h ran once in each of n pods, with output want.
+func checkEveryPod(t *testing.T, h *stagehandv1.ExecutionHook, n int, want string) {
+	t.Helper()
+	assert.Equal(t, stagehandv1.ExecutionHookComplete, h.Status.Phase, h.Name)
+	require.Len(t, h.Status.HookStatuses, n, h.Name)
+	for _, s := range h.Status.HookStatuses {
+		assert.Equal(t, int32(1), s.Attempts, "%s %s", h.Name, s.PodName)
+		assert.Equal(t, want, strings.TrimSpace(s.Output), "%s %s", h.Name, s.PodName)
+	}
+}
+
+// A failing post exec hook: Abort fails the revision with the container and its output
+// in the message and the previous revision serves; Ignore lets the rollout complete;
+// Retry runs a second ExecutionHook.
+func TestDeploymentConfigExecHookFailurePolicies(t *testing.T) {
+	requireController(t)
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	s := env.Given(t).DeploymentConfig(dc)
+	s.When().Created().Then().RevisionPhase(1, complete)
+
+	failing := `echo "cache flush failed in $VERSION"; exit 4`
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		framework.SetVersion(dc, 2)
+		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+			Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 2, failing)}
+	}).Then().RevisionPhase(2, failed)
+	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(context.Background(), "web-2", metav1.GetOptions{})
+	require.NoError(t, err)
+	msg := rs.Annotations[stagehandv1.StatusReasonAnnotation]
+	assert.Contains(t, msg, "exec hook web-2-hook-post failed")
+	assert.Contains(t, msg, "/app Error")
+	assert.Contains(t, msg, "cache flush failed in 2")
+	s.Then().RevisionReplicas(1, 1)
+
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		framework.SetVersion(dc, 3)
+		dc.Spec.Strategy.RollingParams.Post.FailurePolicy = stagehandv1.LifecycleHookFailurePolicyIgnore
+	}).Then().RevisionPhase(3, complete)
+
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		framework.SetVersion(dc, 4)
+		dc.Spec.Strategy.RollingParams.Post = dcExecHook(stagehandv1.LifecycleHookFailurePolicyRetry, stagehandv1.ExecHookPodsNew, 2, failing)
+		dc.Spec.Strategy.RollingParams.Post.Retry = &stagehandv1.RetryParams{MaxAttempts: 2,
+			Backoff: stagehandv1.RetryBackoff{InitialDelaySeconds: 1, MaxDelaySeconds: 1}}
+	}).Then().RevisionPhase(4, failed)
+	hooks := executionHooksOf(t, s.NS, 4)
+	assert.Contains(t, hooks, "web-4-hook-post")
+	assert.Contains(t, hooks, "web-4-hook-post-2", "Retry ran a second attempt")
+}
+
+// Admission refuses exec hooks that could select nothing, and names the field.
+func TestDeploymentConfigExecHookAdmission(t *testing.T) {
+	requireCluster(t)
+	ns := env.Namespace(t)
+	for name, c := range map[string]struct {
+		mutate func(*stagehandv1.DeploymentConfig)
+		want   string
+	}{
+		"new-in-pre": {func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+				Pre: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")}
+		}, "must be Old in a pre hook"},
+		"old-in-post": {func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+				Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsOld, 10, "true")}
+		}, "must be New in a post hook"},
+		"exec-at-mid": {func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.Strategy.Type = stagehandv1.DeploymentStrategyTypeRecreate
+			dc.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{
+				Mid: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsAll, 10, "true")}
+		}, "an exec hook cannot run at mid"},
+		"unknown-container": {func(dc *stagehandv1.DeploymentConfig) {
+			h := dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")
+			h.Exec.ContainerName = "nope"
+			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{Post: h}
+		}, "spec.strategy.rollingParams.post.exec.containerName"},
+		"both-actions": {func(dc *stagehandv1.DeploymentConfig) {
+			h := dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")
+			h.ExecNewPod = &stagehandv1.ExecNewPodHook{ContainerName: "app", Command: []string{"true"}}
+			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{Post: h}
+		}, "exactly one action"},
+	} {
+		dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+		c.mutate(dc)
+		_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(context.Background(), dc, dryRun)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+}
+
+// A user bound only to stagehand-edit may not add an exec hook to a DeploymentConfig;
+// the refusal names the field and pods/exec.
+func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
+	requireCluster(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	user := "dc-editor"
+	_, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "edit"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: stagehandEditClusterRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, sh := impersonating(t, user)
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")}
+	waitForPolicy(t, runCodePolicy, func() error {
+		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
+		return err
+	})
+	_, err = sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.post.exec runs commands inside running containers")
+	assert.Contains(t, err.Error(), "pods/exec")
 }

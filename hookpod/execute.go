@@ -87,6 +87,25 @@ func (e *PodFailedError) summary() string {
 	return b.String()
 }
 
+func (e *PodFailedError) advice() string {
+	if e.Stuck {
+		return fmt.Sprintf("see kubectl describe pod %s, then fix what the hook's container refers to (a ConfigMap, a Secret, the image) or its failurePolicy", e.Pod)
+	}
+	return fmt.Sprintf("see kubectl logs %s, then fix the hook's command or its failurePolicy%s", e.Pod, e.tailText())
+}
+
+// text is how the attempt failed, for events and progress lines: "exit 1", or for a
+// stuck pod the container's waiting reason and message.
+func (e *PodFailedError) text() string {
+	switch {
+	case e.Stuck:
+		return e.Message
+	case e.ExitCode < 0:
+		return "no exit code"
+	}
+	return fmt.Sprintf("exit %d", e.ExitCode)
+}
+
 // tailText is "; its log ends with:" and the tail, or "" without a log.
 func (e *PodFailedError) tailText() string {
 	if len(e.LogTail) == 0 {

@@ -94,8 +94,19 @@ type AbortError struct {
 	// OutOfTime is true when a Retry hook stopped because the deployer's deadline left no
 	// room for another attempt.
 	OutOfTime bool
-	// Last is the last attempt's failure.
-	Last *PodFailedError
+	// Last is the last attempt's failure: a *PodFailedError or an *ExecFailedError.
+	Last Failure
+}
+
+// Failure is one failed attempt of a hook.
+type Failure interface {
+	error
+	// summary says what failed and how, in one sentence.
+	summary() string
+	// advice says where to look and what to fix, with the output's tail.
+	advice() string
+	// text is the short form for events and progress lines ("exit 1").
+	text() string
 }
 
 func (e *AbortError) Error() string {
@@ -106,12 +117,7 @@ func (e *AbortError) Error() string {
 			how += "; the deployer's activeDeadlineSeconds leaves no time for another"
 		}
 	}
-	if e.Last.Stuck {
-		return fmt.Sprintf("%s (%s); see kubectl describe pod %s, then fix what the hook's container refers to (a ConfigMap, a Secret, the image) or its failurePolicy",
-			e.Last.summary(), how, e.Last.Pod)
-	}
-	return fmt.Sprintf("%s (%s); see kubectl logs %s, then fix the hook's command or its failurePolicy%s",
-		e.Last.summary(), how, e.Last.Pod, e.Last.tailText())
+	return fmt.Sprintf("%s (%s); %s", e.Last.summary(), how, e.Last.advice())
 }
 
 func (e *AbortError) Unwrap() error { return e.Last }

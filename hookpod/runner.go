@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
@@ -27,6 +28,7 @@ type Runner struct {
 	deadline    time.Time
 	pods        corev1client.PodInterface
 	executor    HookExecutor
+	stagehand   stagehandclient.Interface
 	events      EventRecorder
 	out         Printer
 	log         *logrus.Entry
@@ -46,6 +48,9 @@ type Options struct {
 	Out Printer
 	// Log is the deployer's logger.
 	Log *logrus.Entry
+	// Stagehand is the client of exec hooks' ExecutionHooks; without it an exec hook is
+	// an InvalidHookError.
+	Stagehand stagehandclient.Interface
 }
 
 // NewRunner returns the Runner of revision over core (the revision's namespace is used).
@@ -57,7 +62,7 @@ func NewRunner(core corev1client.CoreV1Interface, revision *appsv1.ReplicaSet, o
 	}
 	return &Runner{
 		revision: revision, labels: o.Labels, annotations: o.Annotations, deadline: o.Deadline,
-		pods: pods, executor: NewExecutor(pods, o.Out),
+		pods: pods, executor: NewExecutor(pods, o.Out), stagehand: o.Stagehand,
 		events: NewEventRecorder(core.Events(revision.Namespace), revision, log),
 		out:    o.Out, log: log, now: time.Now, sleep: sleep,
 	}
@@ -75,47 +80,68 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		return nil
 	}
 	r.used.Store(true)
-	done, first, err := r.resume(ctx, stage)
+	resume, kind := r.resume, "hook pod"
+	if hook.Exec != nil {
+		if r.stagehand == nil {
+			return &InvalidHookError{Message: "this deployer has no client for stagehand.dev resources, which exec hooks need"}
+		}
+		resume, kind = r.resumeExec, "exec hook"
+	}
+	done, first, err := resume(ctx, stage)
 	if err != nil || done {
 		return err
 	}
 	maxAttempts := MaxAttempts(hook)
 	bo := NewBackOff(hook.Retry)
 	for attempt := int32(1); ; attempt++ {
-		pod, err := Build(Spec{Revision: r.revision, Stage: stage, Attempt: first + int(attempt) - 1, Hook: hook,
-			Labels: r.labels, Annotations: r.annotations, Deadline: r.deadline, Now: r.now()})
-		if err != nil {
-			return err
+		n := first + int(attempt) - 1
+		var name string
+		var run func(ctx context.Context) error
+		if hook.Exec != nil {
+			name = v1alpha1.HookPodName(r.revision.Name, stage, n)
+			run = func(ctx context.Context) error { return r.execAttempt(ctx, stage, name, hook.Exec) }
+		} else {
+			pod, err := Build(Spec{Revision: r.revision, Stage: stage, Attempt: n, Hook: hook,
+				Labels: r.labels, Annotations: r.annotations, Deadline: r.deadline, Now: r.now()})
+			if err != nil {
+				return err
+			}
+			name = pod.Name
+			run = func(ctx context.Context) error { return r.executor.Execute(ctx, pod) }
 		}
 		note := attemptNote(attempt, maxAttempts)
-		r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookStarted, v1alpha1.MsgHookStarted, stage, pod.Name, note)
-		r.printf("%s hook %s: running%s", stage, pod.Name, note)
-		err = r.executor.Execute(ctx, pod)
+		r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookStarted, v1alpha1.MsgHookStarted, stage, name, note)
+		r.printf("%s hook %s: running%s", stage, name, note)
+		err = run(ctx)
 		if err == nil {
-			r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookSucceeded, v1alpha1.MsgHookSucceeded, stage, pod.Name, note)
-			r.printf("%s hook %s: succeeded", stage, pod.Name)
+			r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookSucceeded, v1alpha1.MsgHookSucceeded, stage, name, note)
+			r.printf("%s hook %s: succeeded", stage, name)
 			return nil
 		}
-		var failed *PodFailedError
+		var failed Failure
 		if !errors.As(err, &failed) {
-			return fmt.Errorf("running the %s hook pod %s: %w", stage, pod.Name, err)
+			var invalid *InvalidHookError
+			if errors.As(err, &invalid) {
+				return err
+			}
+			return fmt.Errorf("running the %s %s %s: %w", stage, kind, name, err)
 		}
 		delay := bo.NextBackOff()
 		fits := r.deadline.IsZero() || r.now().Add(delay).Before(r.deadline)
 		decision := Decide(hook.FailurePolicy, attempt, maxAttempts, fits)
-		r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookFailed, v1alpha1.MsgHookFailed, stage, pod.Name, note, failureText(failed), decisionText(decision, hook.FailurePolicy))
-		r.log.WithFields(logrus.Fields{"stage": stage, "pod": pod.Name, "exitCode": failed.ExitCode, "reason": failed.Reason, "decision": decision}).Warn("hook failed")
+		r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookFailed, v1alpha1.MsgHookFailed, stage, name, note, failed.text(), decisionText(decision, hook.FailurePolicy))
+		r.log.WithFields(logrus.Fields{"stage": stage, "hook": name, "failure": failed.text(), "decision": decision}).Warn("hook failed")
 		switch decision {
 		case DecisionIgnore:
-			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, pod.Name, failureText(failed))
+			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, name, failed.text())
 			return nil
 		case DecisionRetry:
-			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, pod.Name, failureText(failed), delay, attempt+1, maxAttempts)
+			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, name, failed.text(), delay, attempt+1, maxAttempts)
 			if err := r.sleep(ctx, delay); err != nil {
 				return fmt.Errorf("waiting to retry the %s hook: %w", stage, err)
 			}
 		default:
-			r.printf("%s hook %s: failed (%s)", stage, pod.Name, failureText(failed))
+			r.printf("%s hook %s: failed (%s)", stage, name, failed.text())
 			return &AbortError{Stage: stage, Policy: hook.FailurePolicy, Attempts: attempt,
 				OutOfTime: attempt < maxAttempts && !fits, Last: failed}
 		}
@@ -188,18 +214,6 @@ func (r *Runner) printf(format string, args ...any) {
 	if r.out != nil {
 		r.out.Printf(format, args...)
 	}
-}
-
-// failureText is how an attempt failed, for events and progress lines: "exit 1", or for a
-// stuck pod the container's waiting reason and message.
-func failureText(f *PodFailedError) string {
-	switch {
-	case f.Stuck:
-		return f.Message
-	case f.ExitCode < 0:
-		return "no exit code"
-	}
-	return fmt.Sprintf("exit %d", f.ExitCode)
 }
 
 func decisionText(d Decision, policy v1alpha1.LifecycleHookFailurePolicy) string {

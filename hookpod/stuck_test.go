@@ -194,7 +194,9 @@ func TestRunnerAbortsOnAStuckHookPodWithItsMessage(t *testing.T) {
 
 	var abort *hookpod.AbortError
 	require.ErrorAs(t, err, &abort)
-	assert.True(t, abort.Last.Stuck)
+	var podFailed *hookpod.PodFailedError
+	require.ErrorAs(t, abort.Last, &podFailed)
+	assert.True(t, podFailed.Stuck)
 	msg := err.Error()
 	assert.Contains(t, msg, missingKey, "the message names the missing key")
 	assert.Contains(t, msg, "failurePolicy Abort")

@@ -21,7 +21,7 @@ const (
 // LifecycleHook runs once per rollout at a defined point (pre, mid or post). It has
 // exactly one action.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.execNewPod)",message="a hook needs exactly one action: set execNewPod",fieldPath=".execNewPod",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="has(self.execNewPod) != has(self.exec)",message="a hook needs exactly one action: set execNewPod or exec",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="self.failurePolicy == 'Retry' || !has(self.retry)",message="retry is only allowed when failurePolicy is Retry",fieldPath=".retry",reason=FieldValueForbidden
 type LifecycleHook struct {
 	// FailurePolicy is Abort, Retry or Ignore. Required: there is no safe default.
@@ -36,6 +36,52 @@ type LifecycleHook struct {
 	// ExecNewPod runs the hook in a new pod built from a container of the template.
 	// +optional
 	ExecNewPod *ExecNewPodHook `json:"execNewPod,omitempty"`
+
+	// Exec runs a command inside the revision's running pods, through an ExecutionHook
+	// that the deployer creates, owned by the revision (docs/exec-hooks.md).
+	// +optional
+	Exec *ExecHook `json:"exec,omitempty"`
+}
+
+// ExecHookPods says whose pods an exec hook runs in.
+// +kubebuilder:validation:Enum=Old;New;All
+type ExecHookPods string
+
+const (
+	// ExecHookPodsOld: the pods of the older revisions.
+	ExecHookPodsOld ExecHookPods = "Old"
+	// ExecHookPodsNew: the pods of the revision being rolled out.
+	ExecHookPodsNew ExecHookPods = "New"
+	// ExecHookPodsAll: both.
+	ExecHookPodsAll ExecHookPods = "All"
+)
+
+// ExecHook runs a command in one container of the revision's running pods. A hook that
+// finds no running pod (Old pods on a first rollout) is skipped, with an event.
+type ExecHook struct {
+	// ContainerName names the template container to run in.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	ContainerName string `json:"containerName"`
+
+	// Command is the program and its arguments; not run in a shell.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=65536
+	// +required
+	Command []string `json:"command"`
+
+	// Pods is Old, New or All.
+	// +required
+	Pods ExecHookPods `json:"pods"`
+
+	// TimeoutSeconds bounds the hook in each container, retries included (the
+	// HookAction's actionTimeoutSeconds). Default 300, at most 3600.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 }
 
 // RetryParams bound a Retry hook. Each attempt is a new pod; the wait between attempts

@@ -99,6 +99,10 @@ type CustomDeploymentStrategyParams struct {
 }
 
 // RecreateDeploymentStrategyParams are the settings of the Recreate strategy.
+//
+// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.pods == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?mid.?exec.hasValue()",message="an exec hook cannot run at mid: the old pods are gone and the new ones not started; use execNewPod, or an exec hook at pre or post",fieldPath=".mid.exec",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.pods == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
 type RecreateDeploymentStrategyParams struct {
 	// TimeoutSeconds is how long the deployer waits for the old pods to go and for all new
 	// pods to be available, each time. Default 600.
@@ -123,6 +127,8 @@ type RecreateDeploymentStrategyParams struct {
 
 // RollingDeploymentStrategyParams are the settings of the Rolling strategy.
 //
+// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.pods == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.pods == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!(has(self.maxSurge) && has(self.maxUnavailable) && (type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="spec.strategy.rollingParams: maxSurge and maxUnavailable must not both be 0, or the rollout could never make progress",fieldPath=".maxUnavailable",reason=FieldValueInvalid
 type RollingDeploymentStrategyParams struct {
 	// UpdatePeriodSeconds is a pause after each scaling step. Unset or 0: no pause, the

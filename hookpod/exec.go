@@ -1,0 +1,252 @@
+package hookpod
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// An exec hook (LifecycleHook.exec) runs through an ExecutionHook: each attempt is an
+// ExecutionHook and its HookAction, both named like the attempt's hook pod would be
+// (<revision>-hook-<stage>[-N]), labelled like hook pods and owned by the revision. The
+// ExecutionHook controller runs the command in the selected containers; the deployer
+// waits for the outcome with a watch.
+
+// ExecFailedError is an exec hook's attempt that failed in some container.
+type ExecFailedError struct {
+	// Hook is the ExecutionHook's name.
+	Hook string
+	// Reason is its error type (hook-level) or ContainersFailed.
+	Reason string
+	// Failures are the failed containers, one line each: pod/container, the error type,
+	// its message.
+	Failures []string
+	// Output is the output tail of the first failed container.
+	Output []string
+}
+
+func (e *ExecFailedError) Error() string { return e.summary() + e.tailText() }
+
+func (e *ExecFailedError) summary() string {
+	return fmt.Sprintf("exec hook %s failed (%s): %s", e.Hook, e.Reason, strings.Join(e.Failures, "; "))
+}
+
+func (e *ExecFailedError) advice() string {
+	return fmt.Sprintf("see kubectl stagehand exec status %s, then fix the hook's command or its failurePolicy%s", e.Hook, e.tailText())
+}
+
+func (e *ExecFailedError) tailText() string {
+	if len(e.Output) == 0 {
+		return ""
+	}
+	return "; its output ends with:\n" + strings.Join(e.Output, "\n")
+}
+
+func (e *ExecFailedError) text() string { return e.Reason }
+
+// execSelector selects the application pods (never hook or deployer pods) of the DC of
+// rs that pods names: Old (other revisions), New (rs) or All.
+func execSelector(rs *appsv1.ReplicaSet, pods v1alpha1.ExecHookPods) *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{
+		MatchLabels: map[string]string{v1alpha1.ConfigLabel: rs.Labels[v1alpha1.ConfigLabel]},
+		MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: v1alpha1.HookStageLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+			{Key: v1alpha1.DeployerPodForLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+			{Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpExists},
+		},
+	}
+	switch pods {
+	case v1alpha1.ExecHookPodsNew:
+		sel.MatchLabels[v1alpha1.RevisionLabel] = rs.Labels[v1alpha1.RevisionLabel]
+	case v1alpha1.ExecHookPodsOld:
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{rs.Labels[v1alpha1.RevisionLabel]}})
+	}
+	return sel
+}
+
+// execAttempt runs attempt number attempt of the exec hook at stage: it creates (or, for
+// a deployer run again, adopts) the attempt's HookAction and ExecutionHook and waits until
+// the hook ends. It returns nil on success and when the hook selected no running pod (a
+// skip), an *ExecFailedError when it failed.
+func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1alpha1.ExecHook) error {
+	if r.stagehand == nil {
+		return &InvalidHookError{Message: "this deployer has no client for stagehand.dev resources, which exec hooks need"}
+	}
+	ns := r.revision.Namespace
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: Labels(r.revision, stage, r.labels),
+		OwnerReferences: []metav1.OwnerReference{ownerRef(r.revision)}}
+	action := &v1alpha1.HookAction{ObjectMeta: meta,
+		Action:               v1alpha1.Action{Exec: &v1alpha1.ExecAction{Command: hook.Command}},
+		ActionTimeoutSeconds: hook.TimeoutSeconds}
+	if _, err := r.stagehand.StagehandV1alpha1().HookActions(ns).Create(ctx, action, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return refusedOr(err, "creating the HookAction %s", name)
+	}
+	eh := &v1alpha1.ExecutionHook{ObjectMeta: *meta.DeepCopy(), Spec: v1alpha1.ExecutionHookSpec{
+		ActionName: name,
+		PodSelection: v1alpha1.PodSelection{PodContainerSelector: &v1alpha1.PodContainerSelector{
+			PodSelector: execSelector(r.revision, hook.Pods), ContainerList: []string{hook.ContainerName}}},
+	}}
+	if _, err := r.stagehand.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, eh, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return refusedOr(err, "creating the ExecutionHook %s", name)
+	}
+	final, err := r.waitExecutionHook(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !revision.Owns(r.revision, final) {
+		return fmt.Errorf("ExecutionHook %s exists but is not owned by revision %s: delete it", name, r.revision.Name)
+	}
+	return execOutcome(final, r)
+}
+
+// refusedOr makes an apiserver refusal (Forbidden, Invalid) an InvalidHookError, which no
+// retry fixes, and wraps other errors.
+func refusedOr(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		return &InvalidHookError{Message: what + ": " + err.Error()}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// execOutcome maps a finished ExecutionHook to the hook's result and prints each
+// container's outcome.
+func execOutcome(h *v1alpha1.ExecutionHook, r *Runner) error {
+	for _, s := range h.Status.HookStatuses {
+		result := "succeeded"
+		if s.Succeed == nil || !*s.Succeed {
+			result = "failed"
+			if s.Error != nil {
+				result += fmt.Sprintf(" (%s: %s)", s.Error.ErrorType, s.Error.Message)
+			}
+		}
+		r.printf("exec hook %s: %s/%s %s after %d attempts", h.Name, s.PodName, s.ContainerName, result, s.Attempts)
+		for _, line := range splitLines(s.Output) {
+			r.printf("exec hook %s: %s/%s | %s", h.Name, s.PodName, s.ContainerName, line)
+		}
+	}
+	if h.Status.Phase == v1alpha1.ExecutionHookComplete {
+		return nil
+	}
+	if h.Status.Error != nil && h.Status.Error.ErrorType == v1alpha1.HookErrorNoPods {
+		r.printf("exec hook %s: no running pod selected; skipped", h.Name)
+		return nil
+	}
+	e := &ExecFailedError{Hook: h.Name, Reason: "ContainersFailed"}
+	if h.Status.Error != nil {
+		e.Reason = string(h.Status.Error.ErrorType)
+		e.Failures = append(e.Failures, h.Status.Error.Message)
+	}
+	for _, s := range h.Status.HookStatuses {
+		if s.Succeed != nil && *s.Succeed {
+			continue
+		}
+		msg := "no outcome"
+		if s.Error != nil {
+			msg = fmt.Sprintf("%s: %s", s.Error.ErrorType, s.Error.Message)
+		}
+		e.Failures = append(e.Failures, fmt.Sprintf("%s/%s %s", s.PodName, s.ContainerName, msg))
+		if e.Output == nil {
+			e.Output = splitLines(s.Output)
+		}
+	}
+	return e
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// waitExecutionHook watches the ExecutionHook name until it has finished.
+func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.ExecutionHook, error) {
+	hooks := r.stagehand.StagehandV1alpha1().ExecutionHooks(r.revision.Namespace)
+	byName := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return hooks.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = byName
+			return hooks.Watch(ctx, o)
+		},
+	}
+	var final *v1alpha1.ExecutionHook
+	done := func(obj any) bool {
+		h, ok := obj.(*v1alpha1.ExecutionHook)
+		if ok && (h.Status.Phase == v1alpha1.ExecutionHookComplete || h.Status.Phase == v1alpha1.ExecutionHookFailed) {
+			final = h
+			return true
+		}
+		return false
+	}
+	pre := func(store cache.Store) (bool, error) {
+		obj, exists, err := store.GetByKey(r.revision.Namespace + "/" + name)
+		if err != nil || !exists {
+			return false, err
+		}
+		return done(obj), nil
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &v1alpha1.ExecutionHook{}, pre, func(ev watch.Event) (bool, error) {
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("ExecutionHook %s was deleted before it finished", name)
+		}
+		return done(ev.Object), nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("waiting for the ExecutionHook %s: %w", name, err)
+	}
+	return final, nil
+}
+
+// resumeExec is resume for an exec hook: it looks at the ExecutionHooks of the stage.
+func (r *Runner) resumeExec(ctx context.Context, stage string) (done bool, first int, err error) {
+	list, err := r.stagehand.StagehandV1alpha1().ExecutionHooks(r.revision.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: revision.HookPods(r.revision, stage).String()})
+	if err != nil {
+		return false, 0, fmt.Errorf("listing the %s exec hooks of %s: %w", stage, r.revision.Name, err)
+	}
+	byName := map[string]*v1alpha1.ExecutionHook{}
+	for i := range list.Items {
+		if revision.Owns(r.revision, &list.Items[i]) {
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	first = 1
+	for attempt := 1; attempt <= len(list.Items)+1; attempt++ {
+		h, ok := byName[v1alpha1.HookPodName(r.revision.Name, stage, attempt)]
+		if !ok {
+			continue
+		}
+		switch h.Status.Phase {
+		case v1alpha1.ExecutionHookComplete:
+			r.printf("%s exec hook %s: already succeeded", stage, h.Name)
+			return true, 0, nil
+		case v1alpha1.ExecutionHookFailed:
+			first = attempt + 1
+		default:
+			first = attempt
+		}
+	}
+	return false, first, nil
+}
