@@ -2,8 +2,9 @@
 # make demo: starts the local control plane (bin/stagehand-localcluster up), installs
 # Stagehand from deploy/ (the controller runs the freshly built binary through the node
 # agent's image map), rolls out two revisions of examples/hello.yaml, then two of
-# examples/hooks.yaml with pre, mid and post hooks, and ends with the kubectl plugin:
-# history and a rollback (undo).
+# examples/hooks.yaml with pre, mid and post hooks, two of examples/exec-hooks.yaml with a
+# post exec hook (a cache flush in the new pods) and the same flush run by hand, and ends
+# with the kubectl plugin: history and a rollback (undo).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -70,6 +71,20 @@ echo "The deployer's log of revision 2 carries the hooks' output (the mid hook i
 echo
 echo "Every hook start and success is an event on the DeploymentConfig:"
 "$kubectl" get events --field-selector involvedObject.name=shop -o custom-columns='TYPE:.type,REASON:.reason,MESSAGE:.message' | grep -i hook | tail -6
+
+step "Exec hooks: examples/exec-hooks.yaml (a cache flush inside the new pods after each rollout)"
+"$kubectl" apply -f examples/exec-hooks.yaml
+"$kubectl" wait dc/cache --for=jsonpath='{.status.latestVersion}'=1 --timeout=60s >/dev/null
+"$kubectl" stagehand rollout status dc/cache --timeout=2m
+"$kubectl" patch dc cache --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"2"}]'
+"$kubectl" wait dc/cache --for=jsonpath='{.status.latestVersion}'=2 --timeout=60s >/dev/null
+"$kubectl" stagehand rollout status dc/cache --timeout=2m
+echo "The post hook ran once in each new pod, through an ExecutionHook owned by revision 2:"
+"$kubectl" get executionhooks -l stagehand.dev/config=cache,stagehand.dev/revision=2
+"$kubectl" stagehand exec status cache-2-hook-post
+echo
+echo "The same flush on demand, with the HookAction flush-cache:"
+"$kubectl" stagehand exec run flush-cache -l app=cache --name flush-now --wait --timeout 2m
 
 step "Admission refuses an invalid one (a mid hook on a Rolling strategy), naming the field"
 if "$kubectl" apply -f - <<'YAML'

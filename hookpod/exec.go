@@ -54,7 +54,17 @@ func (e *ExecFailedError) tailText() string {
 	return "; its output ends with:\n" + strings.Join(e.Output, "\n")
 }
 
-func (e *ExecFailedError) text() string { return e.Reason }
+// text is the reason and the failed containers, for events and progress lines.
+func (e *ExecFailedError) text() string {
+	t := e.Reason
+	if len(e.Failures) > 0 {
+		t += ": " + strings.Join(e.Failures, "; ")
+	}
+	if len(t) > 400 {
+		t = t[:397] + "..."
+	}
+	return t
+}
 
 // execSelector selects the application pods (never hook or deployer pods) of the DC of
 // rs that pods names: Old (other revisions), New (rs) or All.

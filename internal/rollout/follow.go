@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -185,7 +186,9 @@ func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig
 		default:
 			continue
 		}
-		if eventTime(e).Before(rs.CreationTimestamp.Time) {
+		// Event times have second precision: the previous revision's last hook may share
+		// the second in which this one was created. Its hooks are named after it.
+		if eventTime(e).Before(rs.CreationTimestamp.Time) || !namesHookOf(e.Message, rs.Name) {
 			continue
 		}
 		key := fmt.Sprintf("%s/%d", e.UID, e.Count)
@@ -197,6 +200,22 @@ func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig
 	}
 	return nil
 }
+
+// namesHookOf reports whether a hook event's message names a hook (pod or exec hook) of
+// revision, at any stage and attempt.
+func namesHookOf(msg, revision string) bool {
+	for _, stage := range []string{"pre", "mid", "post"} {
+		for attempt := 1; attempt <= maxHookAttempts; attempt++ {
+			if strings.Contains(msg, " "+v1alpha1.HookPodName(revision, stage, attempt)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxHookAttempts is the most attempts a Retry hook may have (retry.maxAttempts).
+const maxHookAttempts = 100
 
 func eventTime(e corev1.Event) time.Time {
 	switch {
