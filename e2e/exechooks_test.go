@@ -408,17 +408,7 @@ func TestExecutionHookNeedsPodsExec(t *testing.T) {
 	assert.Contains(t, err.Error(), "pods/exec")
 	assert.Contains(t, err.Error(), "ExecutionHook h")
 
-	_, err = env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "exec"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	grantPodsExec(t, ns, user)
 	require.Eventually(t, func() bool {
 		_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
 		return err == nil
@@ -617,4 +607,27 @@ func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.post.exec runs commands inside running containers")
 	assert.Contains(t, err.Error(), "pods/exec")
+
+	grantPodsExec(t, ns, user)
+	require.Eventually(t, func() bool {
+		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
+		return err == nil
+	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the exec hook is allowed")
+}
+
+// grantPodsExec gives user create on pods/exec in ns.
+func grantPodsExec(t *testing.T, ns, user string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "exec"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
