@@ -188,7 +188,8 @@ func splitLines(s string) []string {
 func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.ExecutionHook, error) {
 	hooks := r.stagehand.StagehandV1alpha1().ExecutionHooks(r.revision.Namespace)
 	byName := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
+	// The clientset says whether it can stream a watch's initial list (a fake cannot).
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = byName
 			return hooks.List(ctx, o)
@@ -197,11 +198,11 @@ func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.
 			o.FieldSelector = byName
 			return hooks.Watch(ctx, o)
 		},
-	}
+	}, r.stagehand)
 	var final *v1alpha1.ExecutionHook
 	done := func(obj any) bool {
 		h, ok := obj.(*v1alpha1.ExecutionHook)
-		if ok && (h.Status.Phase == v1alpha1.ExecutionHookComplete || h.Status.Phase == v1alpha1.ExecutionHookFailed) {
+		if ok && h.Name == name && (h.Status.Phase == v1alpha1.ExecutionHookComplete || h.Status.Phase == v1alpha1.ExecutionHookFailed) {
 			final = h
 			return true
 		}

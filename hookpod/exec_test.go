@@ -1,0 +1,111 @@
+package hookpod_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+
+	stagehandfake "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/fake"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod"
+)
+
+func execHook(pods v1alpha1.ExecHookPods) *v1alpha1.LifecycleHook {
+	return &v1alpha1.LifecycleHook{FailurePolicy: v1alpha1.LifecycleHookFailurePolicyAbort,
+		Exec: &v1alpha1.ExecHook{ContainerName: "app", Command: []string{"flush"}, Pods: pods}}
+}
+
+// finishHooks plays the ExecutionHook controller: each hook the deployer creates ends with
+// the status that status gives for its name.
+func finishHooks(t *testing.T, sh *stagehandfake.Clientset, status func(name string) v1alpha1.ExecutionHookStatus) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := sh.StagehandV1alpha1().ExecutionHooks("ns").Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	go func() {
+		for ev := range w.ResultChan() {
+			h, ok := ev.Object.(*v1alpha1.ExecutionHook)
+			if !ok || h.Status.Phase != "" {
+				continue
+			}
+			// The fake's watch does not replay from a resourceVersion: an update between the
+			// deployer's list and its watch would be lost, so the outcome is written a few
+			// times, each write an event of its own.
+			h = h.DeepCopy()
+			h.Status = status(h.Name)
+			for range 5 {
+				time.Sleep(100 * time.Millisecond)
+				written, err := sh.StagehandV1alpha1().ExecutionHooks("ns").UpdateStatus(ctx, h, metav1.UpdateOptions{})
+				if err != nil {
+					return
+				}
+				h = written
+			}
+		}
+	}()
+}
+
+// An exec hook's attempt is an ExecutionHook owned by the revision, selecting the chosen
+// pods' container; its failure aborts the rollout with the failed container and its output.
+func TestExecHookFailureAbortsWithTheContainerAndItsOutput(t *testing.T) {
+	sh := stagehandfake.NewSimpleClientset()
+	finishHooks(t, sh, func(string) v1alpha1.ExecutionHookStatus {
+		return v1alpha1.ExecutionHookStatus{Phase: v1alpha1.ExecutionHookFailed, HookStatuses: []v1alpha1.ContainerExecutionHookStatus{
+			{PodName: "web-3-abc", ContainerName: "app", Succeed: new(false), Attempts: 2, Output: "flushing\nboom",
+				Error: &v1alpha1.HookError{ErrorType: v1alpha1.HookErrorError, Message: "the command exited with code 4"}}}}
+	})
+	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}, Stagehand: sh})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	err := r.Run(ctx, "post", execHook(v1alpha1.ExecHookPodsNew))
+	var abort *hookpod.AbortError
+	require.ErrorAs(t, err, &abort, "%v", err)
+	msg := err.Error()
+	assert.Contains(t, msg, "exec hook web-3-hook-post failed")
+	assert.Contains(t, msg, "web-3-abc/app Error: the command exited with code 4")
+	assert.Contains(t, msg, "boom")
+
+	h, err := sh.StagehandV1alpha1().ExecutionHooks("ns").Get(ctx, "web-3-hook-post", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "rs-uid", string(h.OwnerReferences[0].UID), "owned by the revision")
+	assert.Equal(t, []string{"app"}, h.Spec.PodSelection.PodContainerSelector.ContainerList)
+	sel, err := metav1.LabelSelectorAsSelector(h.Spec.PodSelection.PodContainerSelector.PodSelector)
+	require.NoError(t, err)
+	app := labels.Set{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "3"}
+	assert.True(t, sel.Matches(app), "New selects the revision's pods")
+	assert.False(t, sel.Matches(labels.Set{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2"}), "not the old ones")
+	assert.False(t, sel.Matches(labels.Set{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "3", v1alpha1.HookStageLabel: "post"}), "never a hook pod")
+	a, err := sh.StagehandV1alpha1().HookActions("ns").Get(ctx, "web-3-hook-post", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"flush"}, a.Action.Exec.Command)
+}
+
+// Old pods on a first rollout: the hook selects nothing and is skipped.
+func TestExecHookWithoutPodsIsSkipped(t *testing.T) {
+	sh := stagehandfake.NewSimpleClientset()
+	finishHooks(t, sh, func(string) v1alpha1.ExecutionHookStatus {
+		return v1alpha1.ExecutionHookStatus{Phase: v1alpha1.ExecutionHookFailed,
+			Error: &v1alpha1.HookError{ErrorType: v1alpha1.HookErrorNoPods, Message: "selects no running pod"}}
+	})
+	out := &lines{}
+	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: out, Stagehand: sh})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.Run(ctx, "pre", execHook(v1alpha1.ExecHookPodsOld)))
+	assert.Contains(t, out.all, "--> exec hook web-3-hook-pre: no running pod selected; skipped")
+}
+
+// A deployer without a stagehand.dev client refuses an exec hook as invalid.
+func TestExecHookNeedsAStagehandClient(t *testing.T) {
+	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}})
+	var invalid *hookpod.InvalidHookError
+	require.ErrorAs(t, r.Run(context.Background(), "post", execHook(v1alpha1.ExecHookPodsNew)), &invalid)
+}
