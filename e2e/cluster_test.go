@@ -336,3 +336,49 @@ func TestClusterActiveDeadlineFailsThePod(t *testing.T) {
 	assert.Equal(t, corev1.PodFailed, failed.Status.Phase)
 	assert.Equal(t, "DeadlineExceeded", failed.Status.Reason)
 }
+
+// A deleted pod with a finalizer is treated as a kubelet treats it: its containers are
+// stopped, its phase becomes terminal, and the Pod object stays until the finalizer is
+// removed; then it goes. (DeferPolicies will rely on this.)
+func TestClusterFinalizerKeepsAStoppedPodUntilReleased(t *testing.T) {
+	requireCluster(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	const finalizer = "example.com/hold"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{finalizer}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers:                    []corev1.Container{{Name: "app", Image: "example.com/held:1", Command: []string{"sleep", "3600"}}},
+		},
+	}
+	createPod(t, ns, pod)
+	env.WaitForPod(t, ns, "held", podTimeout, "the container running", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	require.NoError(t, env.Kube.CoreV1().Pods(ns).Delete(ctx, "held", metav1.DeleteOptions{}))
+
+	stopped := env.WaitForPod(t, ns, "held", podTimeout, "the container stopped and the phase terminal", func(p *corev1.Pod) bool {
+		return p.DeletionTimestamp != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) &&
+			len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Terminated != nil
+	})
+	assert.Contains(t, stopped.Finalizers, finalizer)
+	time.Sleep(3 * time.Second) // past the grace period: the object must still be there
+	held, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "held", metav1.GetOptions{})
+	require.NoError(t, err, "the finalizer keeps the Pod object")
+	assert.Contains(t, held.Finalizers, finalizer)
+
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "held", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Finalizers = nil
+		_, err = env.Kube.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	}))
+	require.Eventually(t, func() bool {
+		_, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "held", metav1.GetOptions{})
+		return err != nil && strings.Contains(err.Error(), "not found")
+	}, podTimeout, 200*time.Millisecond, "the pod goes once its finalizer is removed")
+}
