@@ -390,19 +390,14 @@ func TestExecutionHookNeedsPodsExec(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	user := "hook-editor"
-	_, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "edit"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: stagehandEditClusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	bindEdit(t, ns, user)
 	_, sh := impersonating(t, user)
 	hook := selectorHook("h", "a", "web")
 	waitForPolicy(t, runCodePolicy, func() error {
 		_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
 		return err
 	})
-	_, err = sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
+	_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	assert.Contains(t, err.Error(), "pods/exec")
@@ -589,12 +584,7 @@ func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	user := "dc-editor"
-	_, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "edit"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: stagehandEditClusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	bindEdit(t, ns, user)
 	_, sh := impersonating(t, user)
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
@@ -603,7 +593,7 @@ func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
 		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
 		return err
 	})
-	_, err = sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
+	_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.post.exec runs commands inside running containers")
 	assert.Contains(t, err.Error(), "pods/exec")
@@ -613,6 +603,17 @@ func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
 		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
 		return err == nil
 	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the exec hook is allowed")
+}
+
+// bindEdit binds user to stagehand-edit in ns.
+func bindEdit(t *testing.T, ns, user string) {
+	t.Helper()
+	_, err := env.Kube.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "edit"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: stagehandEditClusterRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 // grantPodsExec gives user create on pods/exec in ns.

@@ -237,27 +237,20 @@ func (r *Runner) resumeExec(ctx context.Context, stage string) (done bool, first
 	if err != nil {
 		return false, 0, fmt.Errorf("listing the %s exec hooks of %s: %w", stage, r.revision.Name, err)
 	}
-	byName := map[string]*v1alpha1.ExecutionHook{}
+	outcomes := map[string]attemptOutcome{}
 	for i := range list.Items {
-		if revision.Owns(r.revision, &list.Items[i]) {
-			byName[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	first = 1
-	for attempt := 1; attempt <= len(list.Items)+1; attempt++ {
-		h, ok := byName[v1alpha1.HookPodName(r.revision.Name, stage, attempt)]
-		if !ok {
+		h := &list.Items[i]
+		if !revision.Owns(r.revision, h) {
 			continue
 		}
 		switch h.Status.Phase {
 		case v1alpha1.ExecutionHookComplete:
-			r.printf("%s exec hook %s: already succeeded", stage, h.Name)
-			return true, 0, nil
+			outcomes[h.Name] = attemptSucceeded
 		case v1alpha1.ExecutionHookFailed:
-			first = attempt + 1
+			outcomes[h.Name] = attemptFailed
 		default:
-			first = attempt
+			outcomes[h.Name] = attemptRunning
 		}
 	}
-	return false, first, nil
+	return r.resumeFrom(stage, "exec hook", outcomes)
 }

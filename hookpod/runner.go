@@ -157,23 +157,48 @@ func (r *Runner) resume(ctx context.Context, stage string) (done bool, first int
 	if err != nil {
 		return false, 0, fmt.Errorf("listing the %s hook pods of %s: %w", stage, r.revision.Name, err)
 	}
-	byName := map[string]*corev1.Pod{}
+	outcomes := map[string]attemptOutcome{}
 	for i := range list.Items {
-		if revision.Owns(r.revision, &list.Items[i]) { // a pod that only has the name says nothing
-			byName[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	first = 1
-	for attempt := 1; attempt <= len(list.Items)+1; attempt++ {
-		pod, ok := byName[v1alpha1.HookPodName(r.revision.Name, stage, attempt)]
-		if !ok {
+		pod := &list.Items[i]
+		if !revision.Owns(r.revision, pod) { // a pod that only has the name says nothing
 			continue
 		}
 		switch pod.Status.Phase {
 		case corev1.PodSucceeded:
-			r.printf("%s hook %s: already succeeded", stage, pod.Name)
-			return true, 0, nil
+			outcomes[pod.Name] = attemptSucceeded
 		case corev1.PodFailed:
+			outcomes[pod.Name] = attemptFailed
+		default:
+			outcomes[pod.Name] = attemptRunning
+		}
+	}
+	return r.resumeFrom(stage, "hook", outcomes)
+}
+
+// attemptOutcome is where an earlier attempt of a hook is.
+type attemptOutcome int
+
+const (
+	attemptRunning attemptOutcome = iota
+	attemptSucceeded
+	attemptFailed
+)
+
+// resumeFrom is resume over the outcomes of the attempts found, by name: done when one
+// succeeded; else the newest attempt when it runs, the one after it when it failed, or 1.
+func (r *Runner) resumeFrom(stage, kind string, outcomes map[string]attemptOutcome) (done bool, first int, err error) {
+	first = 1
+	for attempt := 1; attempt <= len(outcomes)+1; attempt++ {
+		name := v1alpha1.HookPodName(r.revision.Name, stage, attempt)
+		outcome, ok := outcomes[name]
+		if !ok {
+			continue
+		}
+		switch outcome {
+		case attemptSucceeded:
+			r.printf("%s %s %s: already succeeded", stage, kind, name)
+			return true, 0, nil
+		case attemptFailed:
 			first = attempt + 1
 		default:
 			first = attempt
