@@ -632,3 +632,57 @@ func grantPodsExec(t *testing.T, ns, user string) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 }
+
+// The deployer holds no pods/exec: it may create an ExecutionHook only as the exec hook
+// of a revision (label stagehand.dev/exec-hook-of), and the controller runs such a hook
+// only if it is exactly the exec hook of that revision's config snapshot, which the deployer
+// may not change. A custom strategy (which runs as the deployer) gains no exec.
+func TestDeployerCannotExecBeyondTheRevisionsExecHook(t *testing.T) {
+	requireController(t)
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 30, `echo "post hook"`)}
+	s := env.Given(t).DeploymentConfig(dc)
+	s.When().Created().Then().RevisionPhase(1, complete)
+	ctx := context.Background()
+	kube, sh := impersonating(t, "system:serviceaccount:"+s.NS+":"+stagehandv1.DeployerServiceAccountName)
+	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(ctx, "web-1", metav1.GetOptions{})
+	require.NoError(t, err)
+
+	// An ExecutionHook of its own: refused, it may not exec.
+	_, err = sh.StagehandV1alpha1().ExecutionHooks(s.NS).Create(ctx, selectorHook("mine", "a", "web"), dryRun)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pods/exec")
+
+	// One that claims to be the revision's post hook, with another command: admitted, never run.
+	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}
+	labels := map[string]string{stagehandv1.ConfigLabel: "web", stagehandv1.RevisionLabel: "1",
+		stagehandv1.HookStageLabel: "post", stagehandv1.ExecHookOfLabel: rs.Name}
+	meta := metav1.ObjectMeta{Name: "web-1-hook-post-99", Labels: labels, OwnerReferences: owner}
+	_, err = sh.StagehandV1alpha1().HookActions(s.NS).Create(ctx, &stagehandv1.HookAction{ObjectMeta: meta,
+		Action: stagehandv1.Action{Exec: &stagehandv1.ExecAction{Command: []string{"/bin/sh", "-c", "echo pwned"}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	forged := &stagehandv1.ExecutionHook{ObjectMeta: meta, Spec: stagehandv1.ExecutionHookSpec{ActionName: meta.Name,
+		PodSelection: stagehandv1.PodSelection{PodContainerSelector: &stagehandv1.PodContainerSelector{
+			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, ContainerList: []string{"app"}}}}}
+	_, err = sh.StagehandV1alpha1().ExecutionHooks(s.NS).Create(ctx, forged, metav1.CreateOptions{})
+	require.NoError(t, err, "the policy lets the deployer create a revision's exec hook")
+	h := waitHook(t, s.NS, meta.Name, "finished", finished)
+	assert.Equal(t, stagehandv1.ExecutionHookFailed, h.Status.Phase)
+	require.NotNil(t, h.Status.Error)
+	assert.Equal(t, stagehandv1.HookErrorForbidden, h.Status.Error.ErrorType)
+	assert.Contains(t, h.Status.Error.Message, "not the revision's exec hook's")
+	assert.Empty(t, h.Status.HookStatuses, "nothing ran")
+
+	// And it may not rewrite the snapshot to make its command the revision's.
+	waitForPolicy(t, "stagehand-deployer-revisions", func() error {
+		latest, err := kube.AppsV1().ReplicaSets(s.NS).Get(ctx, rs.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		latest.Annotations[stagehandv1.ConfigSnapshotAnnotation] = strings.Replace(
+			latest.Annotations[stagehandv1.ConfigSnapshotAnnotation], "post hook", "pwned", 1)
+		_, err = kube.AppsV1().ReplicaSets(s.NS).Update(ctx, latest, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+}

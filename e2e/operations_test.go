@@ -124,17 +124,16 @@ func TestDeployerPermissionsAreExactlyWhatARolloutNeeds(t *testing.T) {
 		{"apps", "replicasets", "scale", "update", false}, {"", "pods", "", "create", false},
 		{"", "pods", "", "delete", false}, {"", "pods", "", "patch", false}, {"", "pods", "", "watch", false}, {"", "pods", "log", "get", false},
 		{"", "events", "", "create", false},
-		// Exec hooks: an ExecutionHook per attempt, whose creation the run-code policy
-		// checks against pods/exec for every requester (docs/security.md says what this
-		// grant means for users who may create pods).
+		// Exec hooks: an ExecutionHook per attempt, which the ExecutionHook controller checks
+		// against the revision's config snapshot; the deployer itself may not exec.
 		{"stagehand.dev", "executionhooks", "", "create", false}, {"stagehand.dev", "executionhooks", "", "watch", false},
-		{"stagehand.dev", "hookactions", "", "create", false}, {"", "pods", "exec", "create", false},
+		{"stagehand.dev", "hookactions", "", "create", false},
 	}
 	denied := []access{
 		{"", "secrets", "", "get", false}, {"", "configmaps", "", "list", false},
 		{"apps", "deployments", "", "create", false}, {"apps", "replicasets", "", "create", false},
 		{"apps", "replicasets", "", "delete", false}, {"stagehand.dev", "deploymentconfigs", "", "update", false},
-		{"stagehand.dev", "deploymentconfigs", "status", "update", false}, {"", "pods", "exec", "create", true},
+		{"stagehand.dev", "deploymentconfigs", "status", "update", false}, {"", "pods", "exec", "create", false},
 		{"stagehand.dev", "executionhooks", "", "delete", false}, {"stagehand.dev", "executionhooks", "status", "update", false},
 		{"rbac.authorization.k8s.io", "rolebindings", "", "create", false},
 		{"apps", "replicasets", "", "update", true}, {"", "pods", "", "create", true},

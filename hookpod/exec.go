@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -66,27 +65,6 @@ func (e *ExecFailedError) text() string {
 	return t
 }
 
-// execSelector selects the application pods (never hook or deployer pods) of the DC of
-// rs that pods names: Old (other revisions), New (rs) or All.
-func execSelector(rs *appsv1.ReplicaSet, pods v1alpha1.ExecHookPods) *metav1.LabelSelector {
-	sel := &metav1.LabelSelector{
-		MatchLabels: map[string]string{v1alpha1.ConfigLabel: rs.Labels[v1alpha1.ConfigLabel]},
-		MatchExpressions: []metav1.LabelSelectorRequirement{
-			{Key: v1alpha1.HookStageLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
-			{Key: v1alpha1.DeployerPodForLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
-			{Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpExists},
-		},
-	}
-	switch pods {
-	case v1alpha1.ExecHookPodsNew:
-		sel.MatchLabels[v1alpha1.RevisionLabel] = rs.Labels[v1alpha1.RevisionLabel]
-	case v1alpha1.ExecHookPodsOld:
-		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{rs.Labels[v1alpha1.RevisionLabel]}})
-	}
-	return sel
-}
-
 // execAttempt runs attempt number attempt of the exec hook at stage: it creates (or, for
 // a deployer run again, adopts) the attempt's HookAction and ExecutionHook and waits until
 // the hook ends. It returns nil on success and when the hook selected no running pod (a
@@ -96,7 +74,9 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 		return &InvalidHookError{Message: "this deployer has no client for stagehand.dev resources, which exec hooks need"}
 	}
 	ns := r.revision.Namespace
-	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: Labels(r.revision, stage, r.labels),
+	labels := Labels(r.revision, stage, r.labels)
+	labels[v1alpha1.ExecHookOfLabel] = r.revision.Name
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels,
 		OwnerReferences: []metav1.OwnerReference{ownerRef(r.revision)}}
 	action := &v1alpha1.HookAction{ObjectMeta: meta,
 		Action:               v1alpha1.Action{Exec: &v1alpha1.ExecAction{Command: hook.Command}},
@@ -107,7 +87,7 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 	eh := &v1alpha1.ExecutionHook{ObjectMeta: *meta.DeepCopy(), Spec: v1alpha1.ExecutionHookSpec{
 		ActionName: name,
 		PodSelection: v1alpha1.PodSelection{PodContainerSelector: &v1alpha1.PodContainerSelector{
-			PodSelector: execSelector(r.revision, hook.Pods), ContainerList: []string{hook.ContainerName}}},
+			PodSelector: revision.ExecHookSelector(r.revision, hook.Pods), ContainerList: []string{hook.ContainerName}}},
 	}}
 	if _, err := r.stagehand.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, eh, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return refusedOr(err, "creating the ExecutionHook %s", name)

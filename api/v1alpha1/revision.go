@@ -32,6 +32,10 @@ const (
 	DeployerPodForLabel = GroupName + "/deployer-pod-for"
 	// HookStageLabel marks a hook pod; it holds pre, mid or post.
 	HookStageLabel = GroupName + "/hook"
+	// ExecHookOfLabel marks the ExecutionHook and HookAction of an exec lifecycle hook;
+	// it holds the revision's name. The ExecutionHook controller runs such a hook only
+	// when it matches the exec hook in that revision's config snapshot.
+	ExecHookOfLabel = GroupName + "/exec-hook-of"
 )
 
 // Annotations on a revision's ReplicaSet (DESIGN.md §4).

@@ -1,0 +1,49 @@
+package revision
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// ExecHookSelector selects the application pods (never hook or deployer pods) of the
+// DeploymentConfig of revision rs that pods names: Old (other revisions), New (rs) or All.
+func ExecHookSelector(rs *appsv1.ReplicaSet, pods v1alpha1.ExecHookPods) *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{
+		MatchLabels: map[string]string{v1alpha1.ConfigLabel: rs.Labels[v1alpha1.ConfigLabel]},
+		MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: v1alpha1.HookStageLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+			{Key: v1alpha1.DeployerPodForLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+			{Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpExists},
+		},
+	}
+	switch pods {
+	case v1alpha1.ExecHookPodsNew:
+		sel.MatchLabels[v1alpha1.RevisionLabel] = rs.Labels[v1alpha1.RevisionLabel]
+	case v1alpha1.ExecHookPodsOld:
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{rs.Labels[v1alpha1.RevisionLabel]}})
+	}
+	return sel
+}
+
+// ExecHookAt is the exec lifecycle hook of spec at stage (pre, mid or post) of its
+// strategy type, or nil.
+func ExecHookAt(spec *v1alpha1.DeploymentConfigSpec, stage string) *v1alpha1.ExecHook {
+	var hooks map[string]*v1alpha1.LifecycleHook
+	switch s := spec.Strategy; s.Type {
+	case v1alpha1.DeploymentStrategyTypeRecreate:
+		if p := s.RecreateParams; p != nil {
+			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "mid": p.Mid, "post": p.Post}
+		}
+	case v1alpha1.DeploymentStrategyTypeRolling, "":
+		if p := s.RollingParams; p != nil {
+			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "post": p.Post}
+		}
+	}
+	if h := hooks[stage]; h != nil {
+		return h.Exec
+	}
+	return nil
+}
