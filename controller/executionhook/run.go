@@ -312,7 +312,8 @@ func (r *run) lost(ctx context.Context, err error) {
 		return
 	}
 	if !apierrors.IsNotFound(err) {
-		r.c.log.WithError(err).WithField("executionHook", r.hook.Namespace+"/"+r.hook.Name).Warning("Could not write the status; the hook is synced again")
+		h := r.snapshot()
+		r.c.log.WithError(err).WithField("executionHook", h.Namespace+"/"+h.Name).Warning("Could not write the status; the hook is synced again")
 	}
 	r.cancel()
 }
