@@ -96,9 +96,7 @@ func waitHook(t *testing.T, ns, name, what string, cond func(*stagehandv1.Execut
 	return nil
 }
 
-func finished(h *stagehandv1.ExecutionHook) bool {
-	return h.Status.Phase == stagehandv1.ExecutionHookComplete || h.Status.Phase == stagehandv1.ExecutionHookFailed
-}
+func finished(h *stagehandv1.ExecutionHook) bool { return h.Status.Phase.IsTerminal() }
 
 // nanos parses the "<start> <end>" nanosecond pair a command printed last.
 func nanos(t *testing.T, output string) (int64, int64) {

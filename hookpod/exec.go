@@ -182,7 +182,7 @@ func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.
 	var final *v1alpha1.ExecutionHook
 	done := func(obj any) bool {
 		h, ok := obj.(*v1alpha1.ExecutionHook)
-		if ok && h.Name == name && (h.Status.Phase == v1alpha1.ExecutionHookComplete || h.Status.Phase == v1alpha1.ExecutionHookFailed) {
+		if ok && h.Name == name && h.Status.Phase.IsTerminal() {
 			final = h
 			return true
 		}

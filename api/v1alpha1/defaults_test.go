@@ -135,3 +135,12 @@ func TestStrategyTimeoutSeconds(t *testing.T) {
 	assert.Equal(t, int64(42), StrategyTimeoutSeconds(&dc.Spec.Strategy))
 	assert.Equal(t, int64(600), StrategyTimeoutSeconds(&DeploymentStrategy{Type: DeploymentStrategyTypeRolling}), "no params means the default")
 }
+
+func TestExecutionHookPhaseIsTerminal(t *testing.T) {
+	for p, want := range map[ExecutionHookPhase]bool{"": false, ExecutionHookPending: false,
+		ExecutionHookRunning: false, ExecutionHookComplete: true, ExecutionHookFailed: true} {
+		if got := p.IsTerminal(); got != want {
+			t.Errorf("%q.IsTerminal() = %v, want %v", p, got, want)
+		}
+	}
+}

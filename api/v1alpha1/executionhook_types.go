@@ -181,6 +181,11 @@ const (
 	ExecutionHookFailed ExecutionHookPhase = "Failed"
 )
 
+// IsTerminal reports whether a hook in this phase has finished (Complete or Failed).
+func (p ExecutionHookPhase) IsTerminal() bool {
+	return p == ExecutionHookComplete || p == ExecutionHookFailed
+}
+
 // The conditions of an ExecutionHook (kubectl wait --for=condition=Complete).
 const (
 	ExecutionHookConditionComplete = "Complete"

@@ -164,7 +164,7 @@ func newExecStatusCommand(flags *genericclioptions.ConfigFlags, streams generici
 }
 
 func hookFinished(h *v1alpha1.ExecutionHook) bool {
-	return h.Status.Phase == v1alpha1.ExecutionHookComplete || h.Status.Phase == v1alpha1.ExecutionHookFailed
+	return h.Status.Phase.IsTerminal()
 }
 
 // hookFailure says why a hook failed, in one line.

@@ -129,10 +129,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if r := c.runOf(key); r != nil && r.snapshot().UID != hook.UID {
 		c.stopRun(key) // deleted and created again under the same name
 	}
-	switch hook.Status.Phase {
-	case v1alpha1.ExecutionHookComplete, v1alpha1.ExecutionHookFailed:
+	switch {
+	case hook.Status.Phase.IsTerminal():
 		return c.expire(ctx, hook)
-	case v1alpha1.ExecutionHookRunning:
+	case hook.Status.Phase == v1alpha1.ExecutionHookRunning:
 		if c.running(key) {
 			return nil
 		}
