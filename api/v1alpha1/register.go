@@ -32,6 +32,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&HookActionList{},
 		&ExecutionHook{},
 		&ExecutionHookList{},
+		&DeferPolicy{},
+		&DeferPolicyList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -53,6 +53,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=stagehand.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("deferpolicies"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().DeferPolicies().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("deploymentconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().DeploymentConfigs().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("executionhooks"):

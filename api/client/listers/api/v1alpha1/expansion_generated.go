@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1alpha1
 
+// DeferPolicyListerExpansion allows custom methods to be added to
+// DeferPolicyLister.
+type DeferPolicyListerExpansion interface{}
+
+// DeferPolicyNamespaceListerExpansion allows custom methods to be added to
+// DeferPolicyNamespaceLister.
+type DeferPolicyNamespaceListerExpansion interface{}
+
 // DeploymentConfigListerExpansion allows custom methods to be added to
 // DeploymentConfigLister.
 type DeploymentConfigListerExpansion interface{}

@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// DeferPolicies returns a DeferPolicyInformer.
+	DeferPolicies() DeferPolicyInformer
 	// DeploymentConfigs returns a DeploymentConfigInformer.
 	DeploymentConfigs() DeploymentConfigInformer
 	// ExecutionHooks returns a ExecutionHookInformer.
@@ -41,6 +43,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// DeferPolicies returns a DeferPolicyInformer.
+func (v *version) DeferPolicies() DeferPolicyInformer {
+	return &deferPolicyInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // DeploymentConfigs returns a DeploymentConfigInformer.

@@ -28,6 +28,7 @@ import (
 
 type StagehandV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	DeferPoliciesGetter
 	DeploymentConfigsGetter
 	ExecutionHooksGetter
 	HookActionsGetter
@@ -36,6 +37,10 @@ type StagehandV1alpha1Interface interface {
 // StagehandV1alpha1Client is used to interact with features provided by the stagehand.dev group.
 type StagehandV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *StagehandV1alpha1Client) DeferPolicies(namespace string) DeferPolicyInterface {
+	return newDeferPolicies(c, namespace)
 }
 
 func (c *StagehandV1alpha1Client) DeploymentConfigs(namespace string) DeploymentConfigInterface {

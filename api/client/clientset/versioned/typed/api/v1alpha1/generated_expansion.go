@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1alpha1
 
+type DeferPolicyExpansion interface{}
+
 type DeploymentConfigExpansion interface{}
 
 type ExecutionHookExpansion interface{}

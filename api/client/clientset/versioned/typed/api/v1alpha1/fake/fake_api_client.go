@@ -28,6 +28,10 @@ type FakeStagehandV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeStagehandV1alpha1) DeferPolicies(namespace string) v1alpha1.DeferPolicyInterface {
+	return newFakeDeferPolicies(c, namespace)
+}
+
 func (c *FakeStagehandV1alpha1) DeploymentConfigs(namespace string) v1alpha1.DeploymentConfigInterface {
 	return newFakeDeploymentConfigs(c, namespace)
 }
