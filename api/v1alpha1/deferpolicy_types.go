@@ -45,6 +45,10 @@ const (
 	DeferStepOfLabel = GroupName + "/defer-step-of"
 	// DeferStepLabel holds the step's index, from 1.
 	DeferStepLabel = GroupName + "/defer-step"
+	// DeferPolicyLabel holds the name of the DeferPolicy whose step the pod runs.
+	DeferPolicyLabel = GroupName + "/defer-policy"
+	// DeferStepContainer is the name of a step pod's one container.
+	DeferStepContainer = "step"
 )
 
 // DeferPolicy runs clean-up steps, as pods on the same node with the same volumes, for
@@ -55,6 +59,7 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=dp;defer,categories=stagehand
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name: must be at most 63 characters: it is a label value on the step pods",reason=FieldValueInvalid
 // +kubebuilder:printcolumn:name="When",type=string,JSONPath=`.spec.when`
 // +kubebuilder:printcolumn:name="Steps",type=integer,JSONPath=`.status.steps`,description="Steps run for each pod"
 // +kubebuilder:printcolumn:name="Matched",type=integer,JSONPath=`.status.podsMatched`,description="Pods the selector selects now"
