@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -164,7 +165,12 @@ func (w *podWorker) waitBackoff(ctx context.Context, c *ctr) bool {
 // init container, which completes at once.
 func (w *podWorker) runOnce(ctx context.Context, c *ctr) (exitCode int32, ran bool) {
 	run, err := w.prepare(ctx, c)
+	logged := ""
 	for err != nil {
+		if err.Error() != logged {
+			logged = err.Error()
+			w.log.WithFields(logrus.Fields{"container": c.spec.Name, "reason": configErrorReason(err)}).WithError(err).Info("container waits")
+		}
 		w.setWaiting(c, configErrorReason(err), err.Error())
 		select {
 		case <-ctx.Done():

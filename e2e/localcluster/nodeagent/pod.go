@@ -41,6 +41,9 @@ type podWorker struct {
 	idRefresh  time.Time  // when the token must be refreshed; zero: not minted
 	removeOnce sync.Once
 
+	volMu   sync.Mutex        // serialises volume set-up and mount links
+	folders map[string]string // volume name -> its folder; nil until every volume resolved
+
 	mu          sync.Mutex
 	pod         *corev1.Pod // latest known object, never mutated
 	ctrs        []*ctr      // init containers, then containers
@@ -112,16 +115,20 @@ func (w *podWorker) markRemoved() { w.removeOnce.Do(func() { close(w.removed) })
 
 // run drives the pod. It returns when the pod object is gone (deleted by this worker or by
 // someone else) or when ctx is done (the agent stops; the spawner kills the processes).
+// In the first case it removes the pod's emptyDir volumes; the pod folder stays.
 func (w *podWorker) run(ctx context.Context) {
 	defer w.a.forget(w)
 	pod := w.latest()
 	if isTerminal(pod.Status.Phase) {
 		// Already finished (for example by an earlier agent): never run it again.
-		w.waitForDeletion(ctx)
+		if w.waitForDeletion(ctx) {
+			w.removePrivateVolumes()
+		}
 		return
 	}
 	if pod.DeletionTimestamp != nil {
 		w.deletePod(ctx)
+		w.removePrivateVolumes()
 		return
 	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -165,6 +172,7 @@ func (w *podWorker) run(ctx context.Context) {
 		case <-w.removed:
 			// Force-deleted: nothing to report any more.
 			<-w.stopContainers(0)
+			w.removePrivateVolumes()
 			return
 		case <-w.dirty:
 			if w.syncStatus(ctx) {
@@ -200,23 +208,25 @@ func (w *podWorker) run(ctx context.Context) {
 		case <-deletion:
 			w.syncStatus(ctx)
 			w.deletePod(ctx)
+			w.removePrivateVolumes()
 			return
 		}
 	}
 }
 
 // waitForDeletion handles a pod that is already terminal: it only deletes it once asked to.
-func (w *podWorker) waitForDeletion(ctx context.Context) {
+// It reports whether the pod is gone (false: the agent stops).
+func (w *podWorker) waitForDeletion(ctx context.Context) bool {
 	for {
 		if w.latest().DeletionTimestamp != nil {
 			w.deletePod(ctx)
-			return
+			return true
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-w.removed:
-			return
+			return true
 		case <-w.updated:
 		}
 	}

@@ -33,12 +33,15 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 	spec := c.spec
 	img, mapped := w.a.cfg.ImageMap.Resolve(spec.Image)
 	run := &ctrRun{
-		dir:       w.workingDir(spec),
 		done:      make(chan struct{}),
 		simulated: !mapped && len(spec.Command) == 0,
 	}
 	env := baseEnv(pod, w.dir, w.a.cfg.ExtraEnv)
 	env.set(EnvTerminationMessagePath, w.terminationPath(c))
+	folders, err := w.volumeFolders(ctx, pod)
+	if err != nil {
+		return nil, &containerCreatingError{err: err}
+	}
 	if !run.simulated {
 		ok, err := w.ensureIdentity(ctx, pod)
 		if err != nil {
@@ -46,13 +49,24 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 		}
 		if ok {
 			env.set(envKubeconfig, filepath.Join(w.dir, kubeconfigFile))
-			env.set(EnvServiceAccountDir, filepath.Join(w.dir, "serviceaccount"))
+			env.set(EnvServiceAccountDir, filepath.Join(w.dir, serviceAccountDirName))
 		}
 	}
 	r := &envResolver{client: w.a.client, pod: pod, hostIP: w.a.address, allocatable: nodeAllocatable}
 	if err := r.resolve(ctx, spec, env); err != nil {
 		return nil, err
 	}
+	if !run.simulated {
+		expand := func(s string) string { return expandVars(s, env.lookup) }
+		mounts, err := planMounts(w.dir, reservedNames(pod), spec, folders, expand)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.linkMounts(mounts); err != nil {
+			return nil, err
+		}
+	}
+	run.dir = w.workingDir(spec)
 	command := expandAll(spec.Command, env.lookup)
 	args := expandAll(spec.Args, env.lookup)
 	switch {
@@ -75,13 +89,36 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 	return run, nil
 }
 
+// workingDir is the container's workingDir when it is an existing host folder, else the
+// same path under the pod folder when that exists (a volume's link, see mounts.go), else
+// the pod folder.
 func (w *podWorker) workingDir(spec *corev1.Container) string {
-	if d := spec.WorkingDir; filepath.IsAbs(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
+	d := spec.WorkingDir
+	if !filepath.IsAbs(d) {
+		return w.dir
+	}
+	if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		return d
+	}
+	if in := filepath.Join(w.dir, filepath.Clean(d)); in != w.dir {
+		if fi, err := os.Stat(in); err == nil && fi.IsDir() {
+			return in
 		}
 	}
 	return w.dir
+}
+
+// linkMounts creates the links of a container's mounts; the pod's containers link one at
+// a time, so that two of them never race for one path.
+func (w *podWorker) linkMounts(mounts []mount) error {
+	w.volMu.Lock()
+	defer w.volMu.Unlock()
+	for _, m := range mounts {
+		if err := ensureLink(m.link, m.target); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureIdentity mints the pod's token on first use and keeps it fresh while the pod's

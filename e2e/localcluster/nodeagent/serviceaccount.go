@@ -30,7 +30,9 @@ const (
 	EnvServiceAccountDir = "STAGEHAND_SERVICEACCOUNT_DIR"
 	envKubeconfig        = "KUBECONFIG"
 	kubeconfigFile       = "kubeconfig.yaml"
-	tokenLifetime        = time.Hour
+	// serviceAccountDirName is <poddir>/serviceaccount.
+	serviceAccountDirName = "serviceaccount"
+	tokenLifetime         = time.Hour
 )
 
 // wantsToken reports whether the pod gets a service-account token. As on a kubelet, the
@@ -70,7 +72,7 @@ func (a *Agent) writeIdentity(ctx context.Context, pod *corev1.Pod, podDir strin
 	if err != nil {
 		return time.Time{}, fmt.Errorf("requesting a token for service account %s/%s: %w", pod.Namespace, pod.Spec.ServiceAccountName, err)
 	}
-	saDir := filepath.Join(podDir, "serviceaccount")
+	saDir := filepath.Join(podDir, serviceAccountDirName)
 	if err := os.MkdirAll(saDir, 0o755); err != nil {
 		return time.Time{}, fmt.Errorf("creating service account folder: %w", err)
 	}
