@@ -10,6 +10,12 @@
 //     every process unless workingDir names an existing absolute folder. It holds
 //     <container>.log and <container>.previous.log (logfile.go), <container>/termination-log
 //     (EnvTerminationMessagePath), and the service-account files (serviceaccount.go).
+//   - Its volumes (volumes.go, mounts.go): hostPath, and claims bound to hostPath or local
+//     PersistentVolumes, are folders under <Config.Dir>/host/<node>/, never the host's
+//     real paths; emptyDir is <poddir>/volumes/<name>. A volumeMount at /data is a symlink
+//     <poddir>/data to the volume's folder, so paths relative to the working directory
+//     reach it; absolute paths are not remapped, and readOnly is not enforced. A claim that
+//     is missing or not bound keeps the pod in ContainerCreating.
 //   - Its network: the host's. Pod IP and host IP are Config.Address; ports collide between
 //     pods.
 //   - Its identity: a bound token for its service account in KUBECONFIG
@@ -20,8 +26,9 @@
 //   - Stopping: SIGTERM to the container's process group, SIGKILL after the grace period.
 //     activeDeadlineSeconds fails the pod with reason DeadlineExceeded.
 //
-// Not supported: volumes (none is mounted; read ConfigMaps and Secrets through env or the
-// API), lifecycle hooks (postStart, preStop), TTYs for exec (stderr goes to stdout),
+// Not supported: the content of configMap, secret and downwardAPI volumes (their folders
+// are empty; read ConfigMaps and Secrets through env or the API), volume types other than
+// those above, lifecycle hooks (postStart, preStop), TTYs for exec (stderr goes to stdout),
 // attach, port-forward, resource limits, and the pod's own network namespace.
 //
 // Every process the agent starts dies with it. Children are started from one

@@ -20,7 +20,10 @@ import (
 //     ignored, which keeps thousands of pods cheap.
 //
 // A process runs in <poddir> unless the container's workingDir is an existing absolute
-// folder on the host. Its environment is built in this order, later entries winning:
+// folder on the host, or names a folder under <poddir> (a volume's link, mounts.go). Its
+// volumes are resolved before anything else (a claim that is not bound keeps it in
+// ContainerCreating), and its mount links are made once its environment is known
+// (subPathExpr). Its environment is built in this order, later entries winning:
 // PATH, TMPDIR, LANG, TZ and GOCOVERDIR from the agent, HOME=<poddir>, HOSTNAME=<pod name>,
 // Config.ExtraEnv, the agent's own variables (EnvTerminationMessagePath, and for a pod
 // with a token KUBECONFIG and EnvServiceAccountDir), then envFrom and env of the container.
