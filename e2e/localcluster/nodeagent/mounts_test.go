@@ -267,3 +267,24 @@ func TestClaimFolders(t *testing.T) {
 		})
 	}
 }
+
+func TestWorkingDirFollowsAMountLink(t *testing.T) {
+	podDir := t.TempDir()
+	vol := t.TempDir()
+	require.NoError(t, ensureLink(filepath.Join(podDir, "data"), vol))
+	w := &podWorker{dir: podDir}
+	tests := []struct {
+		name, workingDir, want string
+	}{
+		{name: "none", workingDir: "", want: podDir},
+		{name: "an existing host folder wins", workingDir: vol, want: vol},
+		{name: "a mount path", workingDir: "/data", want: filepath.Join(podDir, "data")},
+		{name: "neither", workingDir: "/no/such/folder", want: podDir},
+		{name: "relative", workingDir: "data", want: podDir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, w.workingDir(&corev1.Container{WorkingDir: tt.workingDir}))
+		})
+	}
+}
