@@ -70,7 +70,7 @@ func subPathTarget(volDir, subPath string) (string, error) {
 		return volDir, nil
 	}
 	if filepath.IsAbs(subPath) || slices.Contains(strings.Split(filepath.ToSlash(subPath), "/"), "..") {
-		return "", fmt.Errorf("subPath %q must be a relative path without ..", subPath)
+		return "", fmt.Errorf("subPath %q must be relative and must not contain \"..\"", subPath)
 	}
 	root, err := filepath.EvalSymlinks(volDir)
 	if err != nil {
