@@ -18,6 +18,7 @@ import (
 	stagehandinformers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/deferpolicy"
 	"github.com/stagehand-dev/stagehand/controller/deployerpod"
 	"github.com/stagehand-dev/stagehand/controller/deploymentconfig"
 	"github.com/stagehand-dev/stagehand/controller/executionhook"
@@ -53,6 +54,10 @@ type Options struct {
 	// ExecutionHookWorkers are the ExecutionHook controller's workers; 0 means Workers.
 	// A worker only starts a hook: the commands run in goroutines of their own.
 	ExecutionHookWorkers int
+	// Defer configures the DeferPolicy controller.
+	Defer deferpolicy.Options
+	// DeferWorkers are the DeferPolicy controller's workers; 0 means Workers.
+	DeferWorkers int
 }
 
 // Manager runs the DeploymentConfig, deployer-pod and image-trigger controllers over
@@ -64,13 +69,15 @@ type Manager struct {
 	}
 	synced  []cache.InformerSynced
 	ready   atomic.Bool
-	workers struct{ dcs, pods, triggers, hooks int }
+	workers struct{ dcs, pods, triggers, hooks, defers int }
 
 	DeploymentConfigs *deploymentconfig.Controller
 	DeployerPods      *deployerpod.Controller
 	Triggers          *imagetrigger.Controller
 	// ExecutionHooks is nil without Options.Exec.
 	ExecutionHooks *executionhook.Controller
+	// Defer runs DeferPolicies.
+	Defer *deferpolicy.Controller
 }
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
@@ -134,7 +141,19 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		}
 		m.synced = append(m.synced, hooks.Informer().HasSynced, actions.Informer().HasSynced)
 	}
-	m.factories = append(m.factories, revisions, deployerPods, access, dcs)
+	allPods := kubeFactory(func(*metav1.ListOptions) {})
+	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
+	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
+		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, opts.Defer, metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Events != nil {
+		m.Defer.SendEventsWith(opts.Events)
+	}
+	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
+		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
+	m.factories = append(m.factories, revisions, deployerPods, access, dcs, allPods)
 	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
 		m.synced = append(m.synced, i.HasSynced)
@@ -166,6 +185,7 @@ func (m *Manager) Run(ctx context.Context) {
 	if m.ExecutionHooks != nil {
 		wg.Go(func() { m.ExecutionHooks.Run(ctx, m.workers.hooks) })
 	}
+	wg.Go(func() { m.Defer.Run(ctx, m.workers.defers) })
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), m.synced...) {
 			m.ready.Store(true)

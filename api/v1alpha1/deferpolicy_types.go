@@ -47,6 +47,8 @@ const (
 	DeferStepLabel = GroupName + "/defer-step"
 	// DeferPolicyLabel holds the name of the DeferPolicy whose step the pod runs.
 	DeferPolicyLabel = GroupName + "/defer-policy"
+	// DeferStepForAnnotation holds the name of the pod the step runs for.
+	DeferStepForAnnotation = GroupName + "/defer-step-for"
 	// DeferStepContainer is the name of a step pod's one container.
 	DeferStepContainer = "step"
 )

@@ -29,20 +29,24 @@ type config struct {
 	DeployerPodWorkers  int `envconfig:"DEPLOYER_POD_WORKERS" default:"16"`
 	ImageTriggerWorkers int `envconfig:"IMAGE_TRIGGER_WORKERS" default:"2"`
 	// ExecutionHookWorkers only start hooks; the commands run in goroutines of their own.
-	ExecutionHookWorkers int           `envconfig:"EXECUTION_HOOK_WORKERS" default:"2"`
-	ExecutionHookTTL     time.Duration `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
-	KubeAPIQPS           float32       `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst         int           `envconfig:"KUBE_API_BURST" default:"200"`
-	Resync               time.Duration `envconfig:"RESYNC" default:"10m"`
-	LeaderElect          bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName            string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace       string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration        time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline        time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod          time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr          string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info"`
+	ExecutionHookWorkers int `envconfig:"EXECUTION_HOOK_WORKERS" default:"2"`
+	// DeferWorkers move DeferPolicy runs on; a step runs as a pod, not in a worker.
+	DeferWorkers int `envconfig:"DEFER_WORKERS" default:"4"`
+	// DeferStepTTL keeps a finished defer step's pod, and its log, this long.
+	DeferStepTTL     time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
+	ExecutionHookTTL time.Duration `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
+	KubeAPIQPS       float32       `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst     int           `envconfig:"KUBE_API_BURST" default:"200"`
+	Resync           time.Duration `envconfig:"RESYNC" default:"10m"`
+	LeaderElect      bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName        string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace   string        `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration    time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline    time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod      time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr      string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat        string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel         string        `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -73,6 +77,8 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.DCWorkers, "dc-workers", cfg.DCWorkers, "workers of the DeploymentConfig controller")
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
 	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
+	fs.DurationVar(&cfg.DeferStepTTL, "defer-step-ttl", cfg.DeferStepTTL, "how long a finished DeferPolicy step's pod (and its log) is kept")
+	fs.IntVar(&cfg.DeferWorkers, "defer-workers", cfg.DeferWorkers, "workers of the DeferPolicy controller (each step runs as a pod; a worker only moves runs on)")
 	fs.IntVar(&cfg.ExecutionHookWorkers, "execution-hook-workers", cfg.ExecutionHookWorkers, "workers of the ExecutionHook controller (they start hooks; the commands run concurrently anyway)")
 	fs.DurationVar(&cfg.ExecutionHookTTL, "execution-hook-ttl", cfg.ExecutionHookTTL, "delete a finished ExecutionHook this long after it finished, unless it sets ttlSecondsAfterFinished (0 keeps them)")
 	qps := float64(cfg.KubeAPIQPS)
@@ -110,6 +116,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 			{"deployer-pod-workers", "DEPLOYER_POD_WORKERS", &cfg.DeployerPodWorkers},
 			{"image-trigger-workers", "IMAGE_TRIGGER_WORKERS", &cfg.ImageTriggerWorkers},
 			{"execution-hook-workers", "EXECUTION_HOOK_WORKERS", &cfg.ExecutionHookWorkers},
+			{"defer-workers", "DEFER_WORKERS", &cfg.DeferWorkers},
 		} {
 			if !given[w.flag] && !envSet(w.env) {
 				*w.n = cfg.Workers

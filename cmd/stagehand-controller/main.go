@@ -24,6 +24,7 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/controller"
+	"github.com/stagehand-dev/stagehand/controller/deferpolicy"
 	"github.com/stagehand-dev/stagehand/controller/executionhook"
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
@@ -124,6 +125,8 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		DCWorkers: cfg.DCWorkers, DeployerPodWorkers: cfg.DeployerPodWorkers, ImageTriggerWorkers: cfg.ImageTriggerWorkers,
 		Exec: executionhook.NewPodExecutor(rc, kube), ExecutionHooks: executionhook.Options{TTL: cfg.ExecutionHookTTL},
 		ExecutionHookWorkers: cfg.ExecutionHookWorkers,
+		DeferWorkers:         cfg.DeferWorkers,
+		Defer:                deferpolicy.Options{StepTTL: cfg.DeferStepTTL},
 		Triggers: imagetrigger.Options{
 			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
 			Insecure: insecureRegistries(cfg.InsecureRegistries),

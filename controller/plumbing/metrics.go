@@ -15,6 +15,9 @@ type Metrics struct {
 
 	execs        *prometheus.CounterVec
 	execDuration *prometheus.HistogramVec
+
+	deferRuns     *prometheus.CounterVec
+	deferDuration *prometheus.HistogramVec
 }
 
 // NewMetrics creates the rollout metrics and registers them with reg.
@@ -46,8 +49,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of one attempt of an ExecutionHook command in one container, by result.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
 		}, []string{"result"}),
+		deferRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_defer_runs_total",
+			Help: "DeferPolicy runs for one pod, by when (AfterTermination or BeforeScaleDown) and outcome (Completed, Failed, TimedOut, Skipped).",
+		}, []string{"when", "outcome"}),
+		deferDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "stagehand_defer_run_duration_seconds",
+			Help:    "Time from a DeferPolicy run's first step to its outcome, by when and outcome; runs whose steps never started are not observed.",
+			Buckets: []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+		}, []string{"when", "outcome"}),
 	}
-	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration)
+	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration, m.deferRuns, m.deferDuration)
 	return m
 }
 
@@ -63,6 +75,17 @@ func (m *Metrics) ExecFinished(errorType string, d time.Duration) {
 	}
 	m.execs.WithLabelValues(result, errorType).Inc()
 	m.execDuration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// DeferFinished records a DeferPolicy run's outcome; started is nil when no step ran.
+func (m *Metrics) DeferFinished(when, outcome string, started *time.Time) {
+	if m == nil {
+		return
+	}
+	m.deferRuns.WithLabelValues(when, outcome).Inc()
+	if started != nil {
+		m.deferDuration.WithLabelValues(when, outcome).Observe(time.Since(*started).Seconds())
+	}
 }
 
 // RolloutStarted records a revision created with the strategy type.

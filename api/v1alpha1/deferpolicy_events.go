@@ -1,0 +1,29 @@
+package v1alpha1
+
+// Event reasons of the DeferPolicy controller, recorded on the pod a run is for.
+const (
+	// EventDeferStarted (Normal): the run began; the message names the policy.
+	EventDeferStarted = "DeferStarted"
+	// EventDeferStepStarted (Normal): a step's pod was created.
+	EventDeferStepStarted = "DeferStepStarted"
+	// EventDeferStepSucceeded (Normal): a step's pod succeeded.
+	EventDeferStepSucceeded = "DeferStepSucceeded"
+	// EventDeferStepFailed (Warning): a step failed; the message says whether it runs
+	// again.
+	EventDeferStepFailed = "DeferStepFailed"
+	// EventDeferCompleted (Normal): every step succeeded.
+	EventDeferCompleted = "DeferCompleted"
+	// EventDeferFailed (Warning): the run ended with failed steps.
+	EventDeferFailed = "DeferFailed"
+	// EventDeferTimedOut (Warning): gracePeriodSeconds ended the run.
+	EventDeferTimedOut = "DeferTimedOut"
+	// EventDeferSkipped (Warning): the steps did not run, or not all of them, for a
+	// reason that is not theirs (forced deletion, lost node, deleted policy).
+	EventDeferSkipped = "DeferSkipped"
+	// EventDeferReleased (Warning): someone removed the finalizer on purpose
+	// (kubectl stagehand defer release).
+	EventDeferReleased = "DeferReleased"
+	// EventDeferConflict (Warning): more than one policy of the same kind selects the
+	// pod; the first by name is used.
+	EventDeferConflict = "DeferPolicyConflict"
+)

@@ -1,0 +1,84 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// DeferRunOf reads a pod's defer run record; nil when it has none.
+func DeferRunOf(obj metav1.Object) (*DeferRun, error) {
+	raw, ok := obj.GetAnnotations()[DeferRunAnnotation]
+	if !ok || raw == "" {
+		return nil, nil
+	}
+	var run DeferRun
+	if err := json.Unmarshal([]byte(raw), &run); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", DeferRunAnnotation, err)
+	}
+	return &run, nil
+}
+
+// Encode is the run as its annotation's value.
+func (r *DeferRun) Encode() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return string(b)
+}
+
+// Progress is "<finished steps>/<steps>", the DeferProgressAnnotation.
+func (r *DeferRun) Progress() string { return fmt.Sprintf("%d/%d", r.Current, r.Steps) }
+
+// Done reports whether the run has an outcome.
+func (r *DeferRun) Done() bool { return r.Outcome != "" }
+
+// SelectsLabels reports whether the policy's selector selects a pod with these labels;
+// an invalid or empty selector selects nothing.
+func (p *DeferPolicy) SelectsLabels(set map[string]string) bool {
+	if p.Spec.Selector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return false
+	}
+	return sel.Matches(labels.Set(set))
+}
+
+// WhenOrDefault is spec.when, AfterTermination when unset.
+func (p *DeferPolicy) WhenOrDefault() DeferWhen {
+	if p.Spec.When == "" {
+		return DeferAfterTermination
+	}
+	return p.Spec.When
+}
+
+// GracePeriod is spec.gracePeriodSeconds, or its default.
+func (p *DeferPolicy) GracePeriod() int64 {
+	if g := p.Spec.GracePeriodSeconds; g != nil && *g > 0 {
+		return *g
+	}
+	return DefaultDeferGracePeriodSeconds
+}
+
+// RestartPolicyOf is the restart policy of step i: its own, else the policy's, else
+// Never.
+func (p *DeferPolicy) RestartPolicyOf(i int) DeferRestartPolicy {
+	if r := p.Spec.Steps[i].RestartPolicy; r != nil && *r != "" {
+		return *r
+	}
+	if p.Spec.RestartPolicy != "" {
+		return p.Spec.RestartPolicy
+	}
+	return DeferRestartNever
+}
+
+// HasDeferFinalizer reports whether obj carries DeferFinalizer.
+func HasDeferFinalizer(obj metav1.Object) bool {
+	return slices.Contains(obj.GetFinalizers(), DeferFinalizer)
+}
