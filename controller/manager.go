@@ -103,6 +103,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		DeployerPods:      deployerPods.Core().V1().Pods(),
 		ServiceAccounts:   access.Core().V1().ServiceAccounts(),
 		RoleBindings:      access.Rbac().V1().RoleBindings(),
+		DeferPolicies:     dcs.Stagehand().V1alpha1().DeferPolicies(),
 	}
 	dcController, err := deploymentconfig.NewController(kube, stagehand, inf, metrics, log)
 	if err != nil {

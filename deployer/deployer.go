@@ -69,7 +69,7 @@ func New(ctx context.Context, client kubernetes.Interface, sh stagehandclient.In
 	return &Deployer{
 		Inputs:   in,
 		Client:   client,
-		Clients:  strategies.NewKubeClients(client, namespace),
+		Clients:  &strategies.KubeClients{Client: client, Namespace: namespace, Defer: &strategies.DeferredScaleDowns{Stagehand: sh, Namespace: namespace}},
 		Hooks:    strategies.PodHooks{Runner: hookPods},
 		HookPods: hookPods,
 		Out:      out,

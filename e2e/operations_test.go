@@ -128,6 +128,8 @@ func TestDeployerPermissionsAreExactlyWhatARolloutNeeds(t *testing.T) {
 		// against the revision's config snapshot; the deployer itself may not exec.
 		{"stagehand.dev", "executionhooks", "", "create", false}, {"stagehand.dev", "executionhooks", "", "watch", false},
 		{"stagehand.dev", "hookactions", "", "create", false},
+		// BeforeScaleDown DeferPolicies, read once at the first scale-down.
+		{"stagehand.dev", "deferpolicies", "", "list", false},
 	}
 	denied := []access{
 		{"", "secrets", "", "get", false}, {"", "configmaps", "", "list", false},
@@ -135,6 +137,7 @@ func TestDeployerPermissionsAreExactlyWhatARolloutNeeds(t *testing.T) {
 		{"apps", "replicasets", "", "delete", false}, {"stagehand.dev", "deploymentconfigs", "", "update", false},
 		{"stagehand.dev", "deploymentconfigs", "status", "update", false}, {"", "pods", "exec", "create", false},
 		{"stagehand.dev", "executionhooks", "", "delete", false}, {"stagehand.dev", "executionhooks", "status", "update", false},
+		{"stagehand.dev", "deferpolicies", "", "create", false}, {"stagehand.dev", "deferpolicies", "", "update", false},
 		{"rbac.authorization.k8s.io", "rolebindings", "", "create", false},
 		{"apps", "replicasets", "", "update", true}, {"", "pods", "", "create", true},
 	}

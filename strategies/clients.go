@@ -39,6 +39,8 @@ type Clients interface {
 type KubeClients struct {
 	Client    kubernetes.Interface
 	Namespace string
+	// Defer, when set, routes scale-downs through BeforeScaleDown DeferPolicies.
+	Defer *DeferredScaleDowns
 }
 
 var _ Clients = &KubeClients{}
@@ -97,6 +99,17 @@ func Scale(ctx context.Context, c ReplicaSets, out *Progress, rs *appsv1.Replica
 	direction := "up"
 	if replicas < current {
 		direction = "down"
+	}
+	if d, ok := c.(ScaleDownDeferrer); ok && replicas < current {
+		deferred, err := d.DeferScaleDown(ctx, rs, replicas, out)
+		if err != nil {
+			return nil, err
+		}
+		if deferred {
+			scaled := rs.DeepCopy()
+			scaled.Spec.Replicas = &replicas
+			return scaled, nil
+		}
 	}
 	out.Printf("Scaling %s %s to %d", rs.Name, direction, replicas)
 	if err := c.ScaleReplicaSet(ctx, rs.Name, replicas); err != nil {

@@ -27,7 +27,8 @@ const (
 	// controller resumes.
 	DeferRunAnnotation = GroupName + "/defer-run"
 	// DeferScaleDownAnnotation marks a pod chosen for a scale-down: the steps of the
-	// BeforeScaleDown policy run while it still runs. It holds the ReplicaSet's name.
+	// BeforeScaleDown policy run while it still runs. It holds "<ReplicaSet>/<replicas
+	// asked for>".
 	DeferScaleDownAnnotation = GroupName + "/defer-scale-down"
 	// DeferScaleDownToAnnotation on a ReplicaSet asks the controller to lower its
 	// replicas to this number once the BeforeScaleDown steps of the pods that go have

@@ -53,13 +53,21 @@ func (c *Controller) syncScaleDown(ctx context.Context, ns, name string) error {
 	if policy == nil {
 		return c.scaleTo(ctx, rs, int32(target))
 	}
+	if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != current {
+		// The ReplicaSet controller has not yet removed the pods of the last scale-down:
+		// they would be counted twice. Its status update brings the ReplicaSet back.
+		return nil
+	}
 	pods, err := c.podsOf(rs)
 	if err != nil {
 		return err
 	}
+	// The mark names the request, so that a pod chosen for an earlier request that the
+	// ReplicaSet controller did not remove runs its steps again for this one.
+	mark := rs.Name + "/" + strconv.FormatInt(target, 10)
 	var chosen, rest []*corev1.Pod
 	for _, p := range pods {
-		if p.Annotations[v1alpha1.DeferScaleDownAnnotation] == rs.Name {
+		if p.Annotations[v1alpha1.DeferScaleDownAnnotation] == mark {
 			chosen = append(chosen, p)
 		} else {
 			rest = append(rest, p)
@@ -69,7 +77,7 @@ func (c *Controller) syncScaleDown(ctx context.Context, ns, name string) error {
 	if len(chosen) < need {
 		rankForRemoval(rest)
 		for _, p := range rest[:min(need-len(chosen), len(rest))] {
-			if err := c.choose(ctx, p, rs, policy); err != nil {
+			if err := c.choose(ctx, p, rs, mark, policy); err != nil {
 				return err
 			}
 		}
@@ -154,7 +162,7 @@ func podReady(p *corev1.Pod) bool {
 
 // choose marks pod for rs's scale-down: the lowest deletion cost, the scale-down mark and
 // a new BeforeScaleDown run, in one write.
-func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.ReplicaSet, policy *v1alpha1.DeferPolicy) error {
+func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.ReplicaSet, mark string, policy *v1alpha1.DeferPolicy) error {
 	cp := pod.DeepCopy()
 	if cp.Annotations == nil {
 		cp.Annotations = map[string]string{}
@@ -164,7 +172,7 @@ func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.Rep
 		Steps: len(policy.Spec.Steps),
 	}
 	cp.Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
-	cp.Annotations[v1alpha1.DeferScaleDownAnnotation] = rs.Name
+	cp.Annotations[v1alpha1.DeferScaleDownAnnotation] = mark
 	cp.Annotations[v1alpha1.DeferRunAnnotation] = run.Encode()
 	cp.Annotations[v1alpha1.DeferProgressAnnotation] = run.Progress()
 	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})

@@ -45,6 +45,8 @@ type Controller struct {
 	saSynced  cache.InformerSynced
 	rbLister  rbaclisters.RoleBindingLister
 	rbSynced  cache.InformerSynced
+	// deferLister is nil without DeferPolicies: scale-downs are then never deferred.
+	deferLister dclisters.DeferPolicyLister
 
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
@@ -86,6 +88,9 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		recorder:  recorder,
 		metrics:   metrics,
 		log:       log.WithField("controller", QueueName),
+	}
+	if inf.DeferPolicies != nil {
+		c.deferLister = inf.DeferPolicies.Lister()
 	}
 	c.syncHandler = c.syncDeploymentConfig
 	c.loop = &plumbing.Loop{

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -40,13 +41,24 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 		if rs == active && !dc.Spec.Test {
 			wantAnnotation = strconv.FormatInt(int64(want), 10)
 		}
-		if rsReplicas(rs) == want && rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
+		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs)
+		_, asked := rs.Annotations[v1alpha1.DeferScaleDownToAnnotation]
+		if deferred && rs.Annotations[v1alpha1.DeferScaleDownToAnnotation] == strconv.FormatInt(int64(want), 10) &&
+			rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
+			continue // the DeferPolicy controller lowers the replicas once the steps have run
+		}
+		if !deferred && !asked && rsReplicas(rs) == want && rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
 			continue
 		}
 		scaled := rs.DeepCopy()
-		scaled.Spec.Replicas = &want
 		if scaled.Annotations == nil {
 			scaled.Annotations = map[string]string{}
+		}
+		if deferred {
+			scaled.Annotations[v1alpha1.DeferScaleDownToAnnotation] = strconv.FormatInt(int64(want), 10)
+		} else {
+			delete(scaled.Annotations, v1alpha1.DeferScaleDownToAnnotation)
+			scaled.Spec.Replicas = &want
 		}
 		scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = wantAnnotation
 		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions())
@@ -54,6 +66,10 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			return fmt.Errorf("scaling revision %s to %d: %w", rs.Name, want, err)
 		}
 		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, written.ResourceVersion)
+		if deferred {
+			plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("replicas", want).Info("Asked for a scale-down after the BeforeScaleDown steps")
+			continue
+		}
 		if old := rsReplicas(rs); old != want {
 			c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRevisionScaled, v1alpha1.MsgRevisionScaled, rs.Name, old, want)
 			plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).WithField("replicas", want).Info("Scaled revision")
@@ -106,4 +122,23 @@ func (c *Controller) pruneRevisions(ctx context.Context, dc *v1alpha1.Deployment
 		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).Info("Pruned revision")
 	}
 	return nil
+}
+
+// deferScaleDown reports whether a BeforeScaleDown DeferPolicy selects rs's pods: its
+// scale-downs then go through the DeferPolicy controller, which runs the steps of the
+// pods that go and lowers the replicas afterwards (docs/defer.md).
+func (c *Controller) deferScaleDown(rs *appsv1.ReplicaSet) bool {
+	if c.deferLister == nil {
+		return false
+	}
+	policies, err := c.deferLister.DeferPolicies(rs.Namespace).List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, p := range policies {
+		if p.DeletionTimestamp == nil && p.WhenOrDefault() == v1alpha1.DeferBeforeScaleDown && p.SelectsLabels(rs.Spec.Template.Labels) {
+			return true
+		}
+	}
+	return false
 }

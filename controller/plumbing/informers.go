@@ -33,6 +33,9 @@ type Informers struct {
 	DeployerPods      coreinformers.PodInformer
 	ServiceAccounts   coreinformers.ServiceAccountInformer
 	RoleBindings      rbacinformers.RoleBindingInformer
+	// DeferPolicies, when set, route the DC controller's scale-downs through BeforeScaleDown
+	// policies (controller/deferpolicy).
+	DeferPolicies dcinformers.DeferPolicyInformer
 }
 
 // eventScheme knows the DeploymentConfig kind, so events can refer to a DC.
