@@ -49,6 +49,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl stagehand rollout latest|cancel|retry|history|undo|pause|resume|status|logs dc/NAME
   kubectl stagehand exec run ACTION (-l SELECTOR | --pod NAME...) [-c CONTAINER...] [--wait]
   kubectl stagehand exec status HOOK
+  kubectl stagehand defer status [POD] [-A]
+  kubectl stagehand defer release POD [--reason TEXT]
   kubectl stagehand convert -f openshift-dc.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -56,6 +58,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams))
+	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams),
+		newDeferCommand(flags, streams))
 	return root
 }
