@@ -175,6 +175,18 @@ func podEvents(t *testing.T, ns, name string) []string {
 	return out
 }
 
+// waitEvents waits until the pod has at least n events of reason (the controller sends
+// events asynchronously) and returns all of the pod's events.
+func waitEvents(t *testing.T, ns, name, reason string, n int) []string {
+	t.Helper()
+	var events []string
+	require.Eventually(t, func() bool {
+		events = podEvents(t, ns, name)
+		return len(eventsWith(events, reason)) >= n
+	}, 20*time.Second, 200*time.Millisecond, "%d %s events of pod %s", n, reason, name)
+	return events
+}
+
 func eventsWith(events []string, reason string) []string {
 	var out []string
 	for _, e := range events {
@@ -230,7 +242,7 @@ func TestDeferStepsRunInOrderOnTheSameNodeWithThePodsVolume(t *testing.T) {
 	assert.Equal(t, "hello-from-the-app\n", podLog(t, ns, steps[1].Name), "the second step reads what the app wrote")
 	assert.Equal(t, "first\nsecond\nthird\n", podLog(t, ns, steps[2].Name), "each step ran once, in order")
 
-	events := podEvents(t, ns, pod.Name)
+	events := waitEvents(t, ns, pod.Name, stagehandv1.EventDeferCompleted, 1)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferStepStarted), 3, "events: %v", events)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferStepSucceeded), 3, "events: %v", events)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferCompleted), 1, "events: %v", events)
@@ -267,7 +279,7 @@ func TestDeferRestartPolicyNeverMovesOnAndOnFailureRetries(t *testing.T) {
 	require.Len(t, steps, 2, "no second attempt under Never")
 	assert.Equal(t, corev1.PodFailed, steps[0].Status.Phase)
 	assert.Equal(t, "fails\nafter\n", podLog(t, ns, steps[1].Name))
-	events := podEvents(t, ns, "never")
+	events := waitEvents(t, ns, "never", stagehandv1.EventDeferFailed, 1)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferStepFailed), 1, "events: %v", events)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferFailed), 1, "events: %v", events)
 
@@ -278,7 +290,7 @@ func TestDeferRestartPolicyNeverMovesOnAndOnFailureRetries(t *testing.T) {
 	assert.Equal(t, []corev1.PodPhase{corev1.PodFailed, corev1.PodFailed, corev1.PodSucceeded, corev1.PodSucceeded},
 		[]corev1.PodPhase{steps[0].Status.Phase, steps[1].Status.Phase, steps[2].Status.Phase, steps[3].Status.Phase})
 	assert.Equal(t, "try\ntry\ntry\n", podLog(t, ns, steps[3].Name))
-	events = podEvents(t, ns, "retry")
+	events = waitEvents(t, ns, "retry", stagehandv1.EventDeferCompleted, 1)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferStepFailed), 2, "events: %v", events)
 	assert.Len(t, eventsWith(events, stagehandv1.EventDeferCompleted), 1, "events: %v", events)
 }
@@ -312,7 +324,7 @@ func TestDeferHangingStepIsStoppedAtTheGracePeriod(t *testing.T) {
 	assert.Less(t, progress.goneAt.Sub(started), grace*time.Second+10*time.Second, "the pod is gone soon after the grace period")
 	steps := stepPods(t, ns, string(pod.UID))
 	require.Len(t, steps, 1, "the rest is skipped")
-	events := podEvents(t, ns, "hang")
+	events := waitEvents(t, ns, "hang", stagehandv1.EventDeferTimedOut, 1)
 	timedOut := eventsWith(events, stagehandv1.EventDeferTimedOut)
 	require.Len(t, timedOut, 1, "events: %v", events)
 	assert.Contains(t, timedOut[0], "gracePeriodSeconds (6s) ran out during step 1/2 (hangs)")
@@ -335,7 +347,7 @@ func TestDeferForcedDeletionSkipsTheSteps(t *testing.T) {
 
 	progress.waitGone(t, podTimeout)
 	assert.Empty(t, stepPods(t, ns, string(pod.UID)), "no step runs")
-	events := podEvents(t, ns, "forced")
+	events := waitEvents(t, ns, "forced", stagehandv1.EventDeferSkipped, 1)
 	skipped := eventsWith(events, stagehandv1.EventDeferSkipped)
 	require.Len(t, skipped, 1, "events: %v", events)
 	assert.Contains(t, skipped[0], "grace period 0")
@@ -370,7 +382,7 @@ func TestDeferDeletedNodeReleasesItsPods(t *testing.T) {
 	env.WaitForPod(t, ns, "lost", podTimeout, "the finalizer released", func(p *corev1.Pod) bool {
 		return p == nil || !stagehandv1.HasDeferFinalizer(p)
 	})
-	events := podEvents(t, ns, "lost")
+	events := waitEvents(t, ns, "lost", stagehandv1.EventDeferSkipped, 1)
 	skipped := eventsWith(events, stagehandv1.EventDeferSkipped)
 	require.Len(t, skipped, 1, "events: %v", events)
 	assert.Contains(t, skipped[0], "is gone")
@@ -404,7 +416,7 @@ func TestDeferDeletedPolicyReleasesItsWaitingPods(t *testing.T) {
 
 	// Then the pod is released and goes, and its step is stopped
 	progress.waitGone(t, podTimeout)
-	events := podEvents(t, ns, "dropped")
+	events := waitEvents(t, ns, "dropped", stagehandv1.EventDeferSkipped, 1)
 	skipped := eventsWith(events, stagehandv1.EventDeferSkipped)
 	require.Len(t, skipped, 1, "events: %v", events)
 	assert.Contains(t, skipped[0], "DeferPolicy dropped was deleted")

@@ -13,7 +13,8 @@ import (
 // whether there is one (E2E_KUBECONFIG, or the control-plane binaries; missing fails with
 // CI=true); Main starts it (Start), hands it to use together with the reason the tests
 // skip when there is none (env is then nil), runs the tests, stops the cluster and exits.
-// name prefixes its error messages.
+// name prefixes its error messages. On the local cluster, a passing run also fails when a
+// pod is left Terminating (StuckTerminating).
 func Main(m *testing.M, name string, use func(env *Env, skipReason string)) {
 	reason := ClusterMissing()
 	skip, err := gate.Check(reason)
@@ -30,6 +31,11 @@ func Main(m *testing.M, name string, use func(env *Env, skipReason string)) {
 	}
 	use(env, reason)
 	code := m.Run()
+	if env != nil && env.Local() {
+		if stuck := checkNoneTerminating(env, name); code == 0 {
+			code = stuck
+		}
+	}
 	if env != nil {
 		env.Stop()
 	}
