@@ -3,7 +3,8 @@
 # Stagehand from deploy/ (the controller runs the freshly built binary through the node
 # agent's image map), rolls out two revisions of examples/hello.yaml, then two of
 # examples/hooks.yaml with pre, mid and post hooks, two of examples/exec-hooks.yaml with a
-# post exec hook (a cache flush in the new pods) and the same flush run by hand, and ends
+# post exec hook (a cache flush in the new pods) and the same flush run by hand, a
+# DeferPolicy's clean-up steps after a pod of examples/defer.yaml stops, and ends
 # with the kubectl plugin: history and a rollback (undo).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,6 +86,27 @@ echo "The post hook ran once in each new pod, through an ExecutionHook owned by 
 echo
 echo "The same flush on demand, with the HookAction flush-cache:"
 "$kubectl" stagehand exec run flush-cache -l app=cache --name flush-now --wait --timeout 2m
+
+step "DeferPolicy: examples/defer.yaml (flush, archive and deregister after a ledger pod stops)"
+"$kubectl" apply -f examples/defer.yaml
+"$kubectl" stagehand rollout status dc/ledger --timeout=2m
+"$kubectl" wait pvc/ledger-data --for=jsonpath='{.status.phase}'=Bound --timeout=60s >/dev/null
+pod=$("$kubectl" get pods -l app=ledger -o jsonpath='{.items[0].metadata.name}')
+uid=$("$kubectl" get pod "$pod" -o jsonpath='{.metadata.uid}')
+echo "Pod $pod carries the finalizer from its creation: $("$kubectl" get pod "$pod" -o jsonpath='{.metadata.finalizers}')"
+echo "Deleting it: it stays Terminating while the steps run on its node, with its volume"
+"$kubectl" delete pod "$pod" --wait=false
+"$kubectl" stagehand defer status "$pod" || true
+"$kubectl" wait pod "$pod" --for=delete --timeout=150s
+echo "The steps' output (each step is a pod, kept for --defer-step-ttl):"
+for s in $("$kubectl" get pods -l stagehand.dev/defer-step-of="$uid" --sort-by=.metadata.creationTimestamp -o name); do
+  "$kubectl" logs "$s"
+done
+echo
+echo "Each step is an event on the pod:"
+"$kubectl" get events --field-selector involvedObject.name="$pod" --sort-by=.lastTimestamp \
+  -o custom-columns='REASON:.reason,MESSAGE:.message' | grep -i defer
+"$kubectl" get deferpolicy ledger-cleanup
 
 step "Admission refuses an invalid one (a mid hook on a Rolling strategy), naming the field"
 if "$kubectl" apply -f - <<'YAML'
