@@ -72,6 +72,7 @@ func TestCLIDeferStatusAndReleaseOfAPodWhoseStepHangs(t *testing.T) {
 	events := podEvents(t, ns, "app")
 	released := eventsWith(events, stagehandv1.EventDeferReleased)
 	require.Len(t, released, 1, "events: %v", events)
+	t.Logf("event: %s", released[0])
 	assert.Contains(t, released[0], "removed with kubectl stagehand defer release: test.")
 	assert.Contains(t, released[0], "Stopped 1 running step: "+step.Name)
 	ev, err := env.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
@@ -88,4 +89,5 @@ func TestCLIDeferStatusAndReleaseOfAPodWhoseStepHangs(t *testing.T) {
 	again := plugin(t, ns, "defer", "release", "app")
 	assert.Equal(t, 1, again.ExitCode, "%s", again)
 	assert.Contains(t, again.Stderr, `pod "app" not found in namespace "`+ns+`"`)
+	t.Logf("defer release app, once it is gone: exit %d\n%s", again.ExitCode, again.Stderr)
 }
