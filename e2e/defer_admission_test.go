@@ -238,6 +238,8 @@ func TestDeferFinalizerAddedAtPodCreation(t *testing.T) {
 		{"DoesNotExist with the key", map[string]string{"role": "worker", "debug": "true"}, 0},
 		{"Exists", map[string]string{"shard": "3"}, 1},
 		{"a step pod", map[string]string{"app": "web", stagehandv1.DeferStepOfLabel: deferTargetUID}, 0},
+		{"a hook pod (it copies the template's labels)", map[string]string{"app": "web", stagehandv1.HookStageLabel: "pre"}, 0},
+		{"a deployer pod", map[string]string{"app": "web", stagehandv1.DeployerPodForLabel: "web-1"}, 0},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -38,9 +38,11 @@ func (r *DeferRun) Progress() string { return fmt.Sprintf("%d/%d", r.Current, r.
 func (r *DeferRun) Done() bool { return r.Outcome != "" }
 
 // SelectsLabels reports whether the policy's selector selects a pod with these labels;
-// an invalid or empty selector selects nothing.
+// an invalid or empty selector selects nothing. Stagehand's own run-once pods are never
+// selected: a defer step's pod, a deployer pod and a hook pod (which copies the template's
+// labels).
 func (p *DeferPolicy) SelectsLabels(set map[string]string) bool {
-	if p.Spec.Selector == nil {
+	if p.Spec.Selector == nil || IsStagehandRunOncePod(set) {
 		return false
 	}
 	sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
@@ -81,4 +83,15 @@ func (p *DeferPolicy) RestartPolicyOf(i int) DeferRestartPolicy {
 // HasDeferFinalizer reports whether obj carries DeferFinalizer.
 func HasDeferFinalizer(obj metav1.Object) bool {
 	return slices.Contains(obj.GetFinalizers(), DeferFinalizer)
+}
+
+// IsStagehandRunOncePod reports whether a pod with these labels is one of Stagehand's own
+// run-once pods (a defer step, a deployer or a hook pod), which DeferPolicies never select.
+func IsStagehandRunOncePod(set map[string]string) bool {
+	for _, l := range []string{DeferStepOfLabel, DeployerPodForLabel, HookStageLabel} {
+		if _, ok := set[l]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -115,6 +115,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, self.steps.exists_one(t, t.name == s.name))",message="step names must be unique",fieldPath=".steps",reason=FieldValueDuplicate
 type DeferPolicySpec struct {
 	// Selector selects pods of the policy's namespace by label. It must not be empty.
+	// Stagehand's deployer, hook and step pods are never selected.
 	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",message="must not be empty (it would select every pod of the namespace): set matchLabels or matchExpressions",reason=FieldValueRequired
 	// +required
 	Selector *metav1.LabelSelector `json:"selector"`
@@ -172,9 +173,10 @@ type DeferStep struct {
 	// +listType=atomic
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
-	// VolumeMounts mount volumes of the selected pod, by their names there. Volumes that
-	// two pods can share are allowed (PVCs, hostPath, ConfigMaps, Secrets, projected,
-	// generic ephemeral); an emptyDir is not, and fails the step.
+	// VolumeMounts mount volumes of the selected pod, by their names there:
+	// persistentVolumeClaim, generic ephemeral (through its claim), configMap and
+	// downwardAPI volumes. Any other kind (emptyDir, hostPath, secret, projected) fails
+	// the step with a message naming it (docs/defer.md).
 	// +listType=atomic
 	// +optional
 	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
