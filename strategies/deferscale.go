@@ -110,11 +110,11 @@ func (c *KubeClients) waitScaledDown(ctx context.Context, name string, replicas 
 	defer cancel()
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = sel
 			return c.Client.AppsV1().ReplicaSets(c.Namespace).List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
 			return c.Client.AppsV1().ReplicaSets(c.Namespace).Watch(ctx, o)
 		},

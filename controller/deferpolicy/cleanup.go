@@ -49,7 +49,7 @@ func (c *Controller) syncStep(ctx context.Context, ns, name string) error {
 func (c *Controller) stepStillWanted(sp *corev1.Pod) bool {
 	pod, err := c.pods.Pods(sp.Namespace).Get(sp.Annotations[v1alpha1.DeferStepForAnnotation])
 	if err != nil {
-		return apierrors.IsNotFound(err) == false // unsure: keep it
+		return !apierrors.IsNotFound(err) // an unreadable cache: keep it
 	}
 	if pod.UID != types.UID(sp.Labels[v1alpha1.DeferStepOfLabel]) {
 		return false
