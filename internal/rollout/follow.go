@@ -116,6 +116,12 @@ type follower struct {
 	seen  map[string]bool // hook events already printed, by UID and count
 }
 
+// step reads the DC once and prints what changed since the last read, in the order in
+// which it happened. One read can find several things that happened since the previous
+// one: the deployer pod runs the hooks and records their events before it ends, and only
+// then does the revision become Complete or Failed. So a phase change into Pending or
+// Running comes first, the hook events next (oldest first), and the end of the revision
+// last, after the hooks that led to it.
 func (f *follower) step(ctx context.Context) (bool, error) {
 	st, err := f.c.Get(ctx, f.name)
 	if err != nil {
@@ -133,7 +139,7 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 		fmt.Fprintf(f.out, "Following revision %s (cause: %s)\n", rs.Name, causeText(rs.Annotations))
 	}
 	phase := revision.Phase(rs)
-	if phase != f.phase {
+	if phase != f.phase && !phase.IsTerminal() {
 		f.phase = phase
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, phase)
 	}
@@ -145,6 +151,10 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	if phase == v1alpha1.RevisionPhaseRunning && ready != f.ready {
 		f.ready = ready
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, ready)
+	}
+	if phase != f.phase {
+		f.phase = phase
+		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, phase)
 	}
 	switch phase {
 	case v1alpha1.RevisionPhaseComplete:
@@ -179,7 +189,7 @@ func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig
 	if err != nil {
 		return fmt.Errorf("listing the events of %s: %w", dc.Name, err)
 	}
-	sort.SliceStable(list.Items, func(i, j int) bool { return eventTime(list.Items[i]).Before(eventTime(list.Items[j])) })
+	sortEvents(list.Items)
 	for _, e := range list.Items {
 		switch e.Reason {
 		case v1alpha1.EventHookStarted, v1alpha1.EventHookSucceeded, v1alpha1.EventHookFailed:
@@ -199,6 +209,19 @@ func (f *follower) hookEvents(ctx context.Context, dc *v1alpha1.DeploymentConfig
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, e.Message)
 	}
 	return nil
+}
+
+// sortEvents orders events oldest first. Their times have second precision, so events
+// of the same second keep the order of their names: the deployer, like client-go's
+// recorder, names an event <object>.<creation time in hexadecimal nanoseconds>.
+func sortEvents(events []corev1.Event) {
+	sort.SliceStable(events, func(i, j int) bool {
+		a, b := eventTime(events[i]), eventTime(events[j])
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return events[i].Name < events[j].Name
+	})
 }
 
 // namesHookOf reports whether a hook event's message names a hook (pod or exec hook) of
