@@ -40,7 +40,7 @@ var FollowResync = 10 * time.Second
 // progress to out. When a newer revision supersedes the followed one, it follows that one.
 // ctx bounds the wait.
 func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
-	f := &follower{c: c, name: name, out: out, seen: map[string]bool{}}
+	f := &follower{c: c, name: name, out: out, seen: map[string]bool{}, images: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changed := c.watchChanges(ctx, name)
@@ -55,7 +55,7 @@ func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
 			if f.rs != "" {
 				what = "revision " + f.rs
 			}
-			return fmt.Errorf("stopped waiting for %s of deploymentconfig/%s (last seen: %s): %w", what, name, f.phase, ctx.Err())
+			return fmt.Errorf("stopped waiting for %s of deploymentconfig/%s (last seen: %s): %w", what, name, f.lastSeen(), ctx.Err())
 		case <-changed:
 		case <-time.After(FollowResync):
 		}
@@ -114,6 +114,21 @@ type follower struct {
 	phase v1alpha1.RevisionPhase
 	ready string
 	seen  map[string]bool // hook events already printed, by UID and count
+	// images holds the line last printed for each ImageChange trigger that holds back the
+	// first rollout, by watched tag; waiting says that the last read found some.
+	images  map[string]string
+	waiting bool
+}
+
+// lastSeen is what Follow last saw, for the message when it stops waiting.
+func (f *follower) lastSeen() string {
+	switch {
+	case f.rs != "":
+		return string(f.phase)
+	case f.waiting:
+		return lastSeenWaitingForImages
+	}
+	return "no revision yet"
 }
 
 // step reads the DC once and prints what changed since the last read, in the order in
@@ -129,8 +144,13 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	}
 	rs := st.Latest()
 	if rs == nil {
-		return false, f.nothingComing(st)
+		if err := f.nothingComing(st); err != nil {
+			return false, err
+		}
+		f.imageTriggers(st)
+		return false, nil
 	}
+	f.waiting = false
 	if rs.Name != f.rs {
 		if f.rs != "" && !f.phase.IsTerminal() {
 			fmt.Fprintf(f.out, "revision %s was superseded by %s\n", f.rs, rs.Name)
@@ -164,6 +184,24 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 		return true, &RolloutFailed{RevisionName: rs.Name, Reason: rs.Annotations[v1alpha1.StatusReasonAnnotation]}
 	}
 	return false, nil
+}
+
+// imageTriggers prints, once per change, each ImageChange trigger that holds back the
+// first rollout and what its status says (the controller reports the wait as the
+// Progressing condition WaitingForImages).
+func (f *follower) imageTriggers(st *State) {
+	if st.DC.Status.LatestVersion > 0 || st.pendingRequest() != nil {
+		f.waiting = false
+		return // a revision is being created
+	}
+	waits := imagesWaiting(st.DC)
+	f.waiting = len(waits) > 0
+	for _, w := range waits {
+		if f.images[w.From] != w.Line {
+			f.images[w.From] = w.Line
+			fmt.Fprintln(f.out, w.Line)
+		}
+	}
 }
 
 // nothingComing fails when the DC has no revision yet and none will start on its own.

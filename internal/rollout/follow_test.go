@@ -50,7 +50,7 @@ func newFollowFixture(t *testing.T, dc *v1alpha1.DeploymentConfig, revisions ...
 	c := &Client{Kube: kube, Stagehand: stagehandfake.NewSimpleClientset(dc), Namespace: followNS}
 	out := &bytes.Buffer{}
 	return &followFixture{t: t, dc: dc, c: c, out: out,
-		f: &follower{c: c, name: dc.Name, out: out, seen: map[string]bool{}}}
+		f: &follower{c: c, name: dc.Name, out: out, seen: map[string]bool{}, images: map[string]string{}}}
 }
 
 // revision builds revision n of the fixture's DC, owned by it.
@@ -147,4 +147,80 @@ revision web-1: post hook web-1-hook-post succeeded
 revision web-1: Complete
 revision web-1 is complete: 2 of 2 pods ready
 `, x.out.String())
+}
+
+// imageDC is web with a ConfigChange trigger and an automatic ImageChange trigger on its
+// container app, never rolled out.
+func imageDC() *v1alpha1.DeploymentConfig {
+	dc := testutil.DeploymentConfig("web", " ", 1, v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling})
+	dc.Spec.Triggers = []v1alpha1.DeploymentTriggerPolicy{
+		{Type: v1alpha1.DeploymentTriggerOnConfigChange},
+		{Type: v1alpha1.DeploymentTriggerOnImageChange, ImageChangeParams: &v1alpha1.DeploymentTriggerImageChangeParams{
+			Automatic: true, ContainerNames: []string{"app"}, From: v1alpha1.ImageReference{Image: "registry.example/app:latest"}}},
+	}
+	return dc
+}
+
+// While the first rollout waits for an image trigger, status says which trigger, for
+// which container, and what its status says, once per change; a timeout names the wait.
+func TestFollowSaysWhatTheFirstRolloutWaitsFor(t *testing.T) {
+	dc := imageDC()
+	dc.Status.TriggerImages = []v1alpha1.TriggerImageStatus{{From: "registry.example/app:latest", Error: "MANIFEST_UNKNOWN: manifest unknown"}}
+	x := newFollowFixture(t, dc)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := x.c.Follow(ctx, "web", x.out)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, "stopped waiting for the rollout of deploymentconfig/web (last seen: waiting for image triggers): context deadline exceeded", err.Error())
+	assert.Equal(t, "Waiting for the ImageChange trigger of container app (registry.example/app:latest) to resolve an image: MANIFEST_UNKNOWN: manifest unknown\n",
+		x.out.String())
+
+	// A second read of the same state prints nothing; a changed status prints again.
+	_, err = x.f.step(context.Background())
+	require.NoError(t, err)
+	first := x.out.String()
+	_, err = x.f.step(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, first, x.out.String(), "the same wait is printed once")
+}
+
+func TestImagesWaiting(t *testing.T) {
+	const tag = "registry.example/app:latest"
+	tests := []struct {
+		name      string
+		automatic bool
+		pinned    string
+		status    []v1alpha1.TriggerImageStatus
+		want      []string
+	}{
+		{name: "not checked yet", automatic: true,
+			want: []string{"Waiting for the ImageChange trigger of container app (" + tag + ") to resolve an image: the tag has not been checked yet"}},
+		{name: "the registry's answer", automatic: true, status: []v1alpha1.TriggerImageStatus{{From: tag, Error: "not found"}},
+			want: []string{"Waiting for the ImageChange trigger of container app (" + tag + ") to resolve an image: not found"}},
+		{name: "resolved, not pinned yet", automatic: true, status: []v1alpha1.TriggerImageStatus{{From: tag, Image: "registry.example/app@sha256:1"}},
+			want: []string{"Waiting for the ImageChange trigger of container app (" + tag + ") to resolve an image: resolved to registry.example/app@sha256:1; the controller has not pinned it in the template yet"}},
+		{name: "automatic and pinned", automatic: true, pinned: "registry.example/app@sha256:1"},
+		{name: "not automatic, resolved", status: []v1alpha1.TriggerImageStatus{{From: tag, Image: "registry.example/app@sha256:1"}}},
+		{name: "not automatic, not resolved",
+			want: []string{"Waiting for the ImageChange trigger of container app (" + tag + ") to resolve an image: the tag has not been checked yet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := imageDC()
+			p := dc.Spec.Triggers[1].ImageChangeParams
+			p.Automatic, p.LastTriggeredImage = tt.automatic, tt.pinned
+			dc.Status.TriggerImages = tt.status
+			var got []string
+			for _, w := range imagesWaiting(dc) {
+				got = append(got, w.Line)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestContainersText(t *testing.T) {
+	assert.Equal(t, "container app", containersText([]string{"app"}))
+	assert.Equal(t, "containers app, sidecar", containersText([]string{"app", "sidecar"}))
 }
