@@ -150,6 +150,9 @@ func (c *dcConverter) hook(o object) *v1alpha1.LifecycleHook {
 func (c *dcConverter) execNewPod(o object) *v1alpha1.ExecNewPodHook {
 	e := &v1alpha1.ExecNewPodHook{}
 	c.n.takeInto(o, "command", &e.Command)
+	if _, ok := o.take("args"); ok {
+		c.n.warn(o.at("args"), "%s", execNewPodArgs)
+	}
 	c.n.takeInto(o, "env", &e.Env)
 	c.n.takeInto(o, "containerName", &e.ContainerName)
 	c.n.takeInto(o, "volumes", &e.Volumes)
@@ -170,6 +173,15 @@ func (c *dcConverter) execNewPod(o object) *v1alpha1.ExecNewPodHook {
 	}
 	return e
 }
+
+// execNewPodArgs is the warning about execNewPod.args. Stagehand's execNewPod has args;
+// OpenShift's has not, so OpenShift never ran them: its apiserver drops the unknown field
+// (or refuses the object under strict field validation). Carrying them over would make
+// the converted hook run differently from the one that ran on OpenShift.
+const execNewPodArgs = "not converted: OpenShift's execNewPod has no args field (its command carries the arguments), " +
+	"so OpenShift's apiserver drops it, or refuses the object under strict field validation: on OpenShift the hook never ran with these arguments. " +
+	"Stagehand's execNewPod has args, but carrying them over would change what the hook runs; " +
+	"if the hook needs them, add them to command (or to execNewPod.args) of the result"
 
 // customParams converts customParams. OpenShift runs customParams.image as the deployer
 // whatever the strategy type; Stagehand allows the image only with type Custom, and runs

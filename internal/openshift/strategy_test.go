@@ -168,6 +168,14 @@ func TestConvertHooks(t *testing.T) {
 			post:      "{failurePolicy: Abort, timeoutSeconds: 30, execNewPod: {containerName: app, command: [echo], args: [x], workingDir: /tmp}}",
 			want:      &v1alpha1.LifecycleHook{FailurePolicy: v1alpha1.LifecycleHookFailurePolicyAbort, ExecNewPod: &v1alpha1.ExecNewPodHook{ContainerName: "app", Command: []string{"echo"}}},
 			wantNotes: []string{"warning spec.strategy.rollingParams.post.execNewPod.args", "warning spec.strategy.rollingParams.post.execNewPod.workingDir", "warning spec.strategy.rollingParams.post.timeoutSeconds"},
+			wantMessages: map[string]string{
+				// Stagehand has args; OpenShift's hook has not, which is why they are dropped.
+				"spec.strategy.rollingParams.post.execNewPod.args": "not converted: OpenShift's execNewPod has no args field (its command carries the arguments), " +
+					"so OpenShift's apiserver drops it, or refuses the object under strict field validation: on OpenShift the hook never ran with these arguments. " +
+					"Stagehand's execNewPod has args, but carrying them over would change what the hook runs; " +
+					"if the hook needs them, add them to command (or to execNewPod.args) of the result",
+				"spec.strategy.rollingParams.post.execNewPod.workingDir": "not converted: Stagehand has no such field",
+			},
 		},
 	}
 	for _, tt := range tests {
