@@ -22,6 +22,23 @@ var serverSetMetadata = []string{
 // object and would confuse the next kubectl apply of the converted one.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
+// ignoreDeployerPodAnnotation, on an OpenShift DeploymentConfig, is copied onto each new
+// deployment, for which OpenShift's deployer controller then creates no deployer pod: the
+// deployment stays New until whoever set the annotation runs it (OpenShift's own tests
+// do). Stagehand has no such switch. The converter drops the annotation, so that the
+// result does not suggest a behaviour it will not have, and says what happens instead.
+const ignoreDeployerPodAnnotation = "deploy.openshift.io/deployer-pod.ignore"
+
+// ignoreDeployerPodDropped is the warning about ignoreDeployerPodAnnotation; it describes
+// the controller's deployer pods (docs/controller.md).
+const ignoreDeployerPodDropped = "dropped: on OpenShift it stops the controller from creating deployer pods, so a new deployment stays New " +
+	"until whoever set it runs the rollout; Stagehand has no such switch and would ignore it. " +
+	"Stagehand's controller creates exactly one deployer pod for every revision (<name>-<N>-deploy, owned by the revision), " +
+	"which runs the strategy and the hooks: this DeploymentConfig rolls out on its own once applied. " +
+	"A deployer pod that finished is kept, with its log, until its revision is pruned; " +
+	"the deployer pod of a cancelled, superseded or retried revision is deleted. " +
+	"If you want no rollout yet, set spec.paused: true before applying"
+
 // dcConverter converts one DeploymentConfig. The template is converted first: the checks
 // of hooks and triggers look at its containers and volumes.
 type dcConverter struct {
@@ -77,6 +94,13 @@ func (c *dcConverter) metadata(o object) {
 	}
 	if len(dropped) > 0 {
 		c.n.note("metadata", "dropped what the OpenShift cluster set: %s", strings.Join(dropped, ", "))
+	}
+	if _, ok := m.Annotations[ignoreDeployerPodAnnotation]; ok {
+		delete(m.Annotations, ignoreDeployerPodAnnotation)
+		if len(m.Annotations) == 0 {
+			m.Annotations = nil
+		}
+		c.n.warn("metadata.annotations["+ignoreDeployerPodAnnotation+"]", "%s", ignoreDeployerPodDropped)
 	}
 	c.n.restWith(o, "not converted: only the name, namespace, labels and annotations of metadata carry over")
 	switch {

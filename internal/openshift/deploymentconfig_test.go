@@ -235,3 +235,42 @@ func TestInOpenShiftRegistry(t *testing.T) {
 		})
 	}
 }
+
+// deploy.openshift.io/deployer-pod.ignore stops OpenShift's deployer pods; Stagehand has no
+// such switch, so the annotation is dropped with a warning that says what happens instead.
+func TestConvertDropsTheIgnoreDeployerPodAnnotation(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations string
+		want        map[string]string
+	}{
+		{name: "with other annotations", annotations: "{deploy.openshift.io/deployer-pod.ignore: 'true', team: payments}",
+			want: map[string]string{"team": "payments"}},
+		{name: "alone, with any value (OpenShift checks only that it is there)", annotations: "{deploy.openshift.io/deployer-pod.ignore: ''}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := `apiVersion: apps.openshift.io/v1
+kind: DeploymentConfig
+metadata:
+  name: web
+  annotations: ` + tt.annotations + `
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: example/web:1}]}
+`
+			dc, notes := convertOne(t, []byte(input), Options{})
+			assert.Equal(t, tt.want, dc.Annotations)
+			field := "metadata.annotations[deploy.openshift.io/deployer-pod.ignore]"
+			assert.Equal(t, []string{"warning " + field}, where(notes))
+			assert.Equal(t, "dropped: on OpenShift it stops the controller from creating deployer pods, so a new deployment stays New "+
+				"until whoever set it runs the rollout; Stagehand has no such switch and would ignore it. "+
+				"Stagehand's controller creates exactly one deployer pod for every revision (<name>-<N>-deploy, owned by the revision), "+
+				"which runs the strategy and the hooks: this DeploymentConfig rolls out on its own once applied. "+
+				"A deployer pod that finished is kept, with its log, until its revision is pruned; "+
+				"the deployer pod of a cancelled, superseded or retried revision is deleted. "+
+				"If you want no rollout yet, set spec.paused: true before applying", message(t, notes, field))
+		})
+	}
+}
