@@ -47,6 +47,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `kubectl stagehand operates Stagehand DeploymentConfigs (deploymentconfigs.stagehand.dev).
 
   kubectl stagehand rollout latest|cancel|retry|history|undo|pause|resume|status|logs dc/NAME
+  kubectl stagehand set image|env|resources|triggers|deployment-hook dc/NAME ...
   kubectl stagehand exec run ACTION (-l SELECTOR | --pod NAME...) [-c CONTAINER...] [--wait]
   kubectl stagehand exec status HOOK
   kubectl stagehand defer status [POD] [-A]
@@ -60,5 +61,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams),
 		newDeferCommand(flags, streams))
+	root.AddCommand(newSetCommand(flags, streams))
 	return root
 }
