@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -15,16 +16,25 @@ import (
 
 func newConvertCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var file, output string
+	var params []string
 	var opts openshift.Options
 	cmd := &cobra.Command{
-		Use:   "convert -f openshift-dc.yaml",
+		Use:   "convert -f openshift-dc.yaml [-p NAME=VALUE...]",
 		Short: "Convert OpenShift apps.openshift.io/v1 DeploymentConfigs into Stagehand ones",
 		Long: `Convert OpenShift DeploymentConfigs (apps.openshift.io/v1) into Stagehand DeploymentConfigs
 (stagehand.dev/v1alpha1). The input may hold one document, several (---), or Lists. The
 result goes to stdout; every field that could not be carried over, and every change that
 needs your attention, is reported on stderr. Other kinds in the input are left out.
 
-  kubectl stagehand convert -f app.yaml --registry registry.example.com | kubectl apply -f -`,
+The DeploymentConfigs in an OpenShift Template (template.openshift.io/v1) are converted
+too, with its parameters substituted as oc process does: a value given with --param, else
+the parameter's own value. A DeploymentConfig that names a parameter without either (a
+required or generated one, say) is refused, naming the parameter and the field: pass the
+value with --param, or run oc process first.
+
+  kubectl stagehand convert -f app.yaml --registry registry.example.com | kubectl apply -f -
+  kubectl stagehand convert -f template.yaml -p IMAGE_TAG=v2 | kubectl apply -f -
+  oc process -f template.yaml -p IMAGE_TAG=v2 | kubectl stagehand convert -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if file == "" {
@@ -35,6 +45,16 @@ needs your attention, is reported on stderr. Other kinds in the input are left o
 			}
 			if err := checkOutput(output); err != nil {
 				return err
+			}
+			for _, p := range params {
+				name, value, ok := strings.Cut(p, "=")
+				if !ok || name == "" {
+					return usagef("--param takes NAME=VALUE (as oc process -p), got %q", p)
+				}
+				if opts.Params == nil {
+					opts.Params = map[string]string{}
+				}
+				opts.Params[name] = value
 			}
 			data, err := readInput(file, streams.In)
 			if err != nil {
@@ -53,6 +73,7 @@ needs your attention, is reported on stderr. Other kinds in the input are left o
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the file with the OpenShift DeploymentConfigs, or - for stdin")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (documents separated by ---) or json (a List)")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry (host[/path]) that holds the images of ImageStreamTag triggers")
+	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "NAME=VALUE: the value of a Template parameter, as oc process -p (repeatable)")
 	cmd.Flags().StringVar(&opts.DeployerImage, "deployer-image", "stagehand/deployer:latest", "image that replaces OpenShift's deployer image in custom strategies")
 	return cmd
 }

@@ -30,6 +30,9 @@ type Options struct {
 	// DeployerImage replaces OpenShift's deployer image (origin-deployer, ose-deployer)
 	// in custom strategies. When it is empty, DefaultDeployerImage is used.
 	DeployerImage string
+	// Params are the values of Template parameters (convert --param NAME=VALUE), as
+	// oc process -p gives them; they override the parameters' own values.
+	Params map[string]string
 }
 
 // DefaultDeployerImage is the Stagehand deployer image used when Options.DeployerImage is
@@ -86,21 +89,36 @@ type Result struct {
 }
 
 // Convert converts every OpenShift DeploymentConfig in data, which is YAML or JSON: one
-// object, several YAML documents separated by ---, a stream of JSON objects, or Lists
-// (kind List or DeploymentConfigList, nested too). Objects of other kinds are left out,
-// each with a note.
+// object, several YAML documents separated by ---, a stream of JSON objects, Lists (kind
+// List or DeploymentConfigList, nested too), or Templates (template.openshift.io/v1),
+// whose DeploymentConfigs are processed as oc process does (template.go). Objects of
+// other kinds are left out, each with a note.
 //
 // It returns an error only when a document cannot be parsed at all (the error names the
-// document, counted from 1) or when the input holds no DeploymentConfig.
+// document, counted from 1), when a Template's DeploymentConfig names a parameter without
+// a value (the error names each parameter and field), when opts.Params names a parameter
+// that no Template declares, or when the input holds no DeploymentConfig.
 func Convert(data []byte, opts Options) (*Result, error) {
 	docs, err := readDocuments(data)
 	if err != nil {
 		return nil, err
 	}
-	c := &conversion{opts: opts, result: &Result{}}
+	c := &conversion{opts: opts, result: &Result{}, declared: map[string]bool{}}
 	for i, doc := range docs {
 		if err := c.add(doc, fmt.Sprintf("document %d", i+1)); err != nil {
 			return nil, err
+		}
+	}
+	switch len(c.refusals) {
+	case 0:
+	case 1:
+		return nil, errors.New(c.refusals[0])
+	default:
+		return nil, fmt.Errorf("%d DeploymentConfigs of Templates cannot be converted:\n  %s", len(c.refusals), strings.Join(c.refusals, "\n  "))
+	}
+	for _, name := range sortedKeys(opts.Params) {
+		if !c.declared[name] {
+			return nil, fmt.Errorf("--param %s: no Template in the input declares a parameter %s%s", name, name, declaredText(c.declared))
 		}
 	}
 	if len(c.result.Configs) == 0 {
@@ -152,6 +170,18 @@ type conversion struct {
 	result *Result
 	// kinds lists the kinds found, for the error when there is no DeploymentConfig.
 	kinds []string
+	// declared are the parameters of the Templates in the input.
+	declared map[string]bool
+	// refusals are the Templates' DeploymentConfigs that name parameters without a value.
+	refusals []string
+}
+
+// declaredText lists the declared parameters for an error: " (declared: A, B)".
+func declaredText(declared map[string]bool) string {
+	if len(declared) == 0 {
+		return " (the input has no Template parameters)"
+	}
+	return " (declared: " + strings.Join(sortedKeys(declared), ", ") + ")"
 }
 
 // add converts obj, found at where, or leaves it out with a note. A List adds its items.
@@ -167,6 +197,8 @@ func (c *conversion) add(obj map[string]any, where string) error {
 	}
 	name := objectName(kind, obj, where)
 	switch {
+	case kind == "Template" && (apiVersion == "template.openshift.io/v1" || apiVersion == "v1"):
+		return c.addTemplate(obj, name, where)
 	case kind != "DeploymentConfig":
 		c.leaveOut(kind, name, SeverityNote, "", "not a DeploymentConfig; left out")
 	case apiVersion == "apps.openshift.io/v1" || apiVersion == "v1":
