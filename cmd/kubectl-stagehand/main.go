@@ -48,6 +48,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
   kubectl stagehand rollout latest|cancel|retry|history|undo|pause|resume|status|logs dc/NAME
   kubectl stagehand set image|env|resources|triggers|deployment-hook dc/NAME ...
+  kubectl stagehand get dc/NAME [--watch [--until-complete]]
   kubectl stagehand exec run ACTION (-l SELECTOR | --pod NAME...) [-c CONTAINER...] [--wait]
   kubectl stagehand exec status HOOK
   kubectl stagehand defer status [POD] [-A]
@@ -62,5 +63,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams),
 		newDeferCommand(flags, streams))
 	root.AddCommand(newSetCommand(flags, streams))
+	root.AddCommand(newGetCommand(flags, streams))
 	return root
 }
