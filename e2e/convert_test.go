@@ -243,3 +243,43 @@ func TestConvertImageTriggerWaitsUntilTheRegistryIsFilledIn(t *testing.T) {
 	assert.Equal(t, pinned, dc.Spec.Template.Spec.Containers[0].Image, "the container is pinned to the tag's digest")
 	assert.Equal(t, stagehandv1.DeploymentTriggerOnConfigChange, dc.Spec.Triggers[1].Type)
 }
+
+// A Template's DeploymentConfig is converted with its parameters substituted as oc process
+// does; one that names a required parameter without a value is refused, naming the
+// parameter and the field, until the value is given with --param.
+func TestConvertTemplateRefusesAMissingParameterThenRollsOutWithIt(t *testing.T) {
+	requireController(t)
+	s := env.Given(t).DeploymentConfig(&stagehandv1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "inventory"}})
+
+	// Given the Template, converted without a value for its required parameter GREETING
+	data, err := os.ReadFile(filepath.Join("testdata", "openshift", "template.yaml"))
+	require.NoError(t, err)
+	res, err := env.Plugin(context.Background(), s.NS, data, "convert", "-f", "-")
+	require.NoError(t, err)
+
+	// Then it is refused, and says which parameter, where, and what to do
+	assert.Equal(t, 1, res.ExitCode, "%s", res)
+	assert.Contains(t, res.Stderr, "template/inventory: objects[2] (deploymentconfig/inventory) names a parameter without a value: "+
+		"${GREETING} (required) at spec.template.spec.containers[0].env[0].value; give it with --param GREETING=VALUE, "+
+		"or process the Template first: oc process -f FILE -p GREETING=VALUE | kubectl stagehand convert -f -", "%s", res)
+	assert.Empty(t, strings.TrimSpace(res.Stdout), "nothing to apply")
+
+	// When it is converted with --param and applied
+	res = convertManifest(t, s.NS, "template.yaml", "--param", "GREETING=hello from the template")
+	assert.Contains(t, res.Stderr, "note: template/inventory: converted its DeploymentConfigs inventory; "+
+		"substituted the parameters GREETING (--param), NAME (its default), REPLICAS (its default)")
+	assert.Contains(t, res.Stderr, "note: service/inventory: not a DeploymentConfig; left out")
+	assert.Equal(t, 1, strings.Count(res.Stdout, "kind: DeploymentConfig"), "one DeploymentConfig on stdout:\n%s", res.Stdout)
+	for _, param := range []string{"${NAME}", "${GREETING}", "${{REPLICAS}}"} {
+		assert.NotContains(t, res.Stdout, param, "the Template's parameters are substituted")
+	}
+	assert.Contains(t, res.Stdout, "(home ${HOME})", "${HOME} is not a parameter of the Template: it stays for the shell")
+	applyConverted(t, s.NS, res)
+
+	// Then it rolls out with the substituted values: 2 replicas, the greeting in the post hook
+	s.Then().RevisionPhase(1, complete).ReadyPods(2)
+	assert.Contains(t, deployerLog(t, s.NS, "inventory-1"), "post: inventory says hello from the template (home ")
+	vars := s.Get().Spec.Template.Spec.Containers[0].Env
+	require.Len(t, vars, 1)
+	assert.Equal(t, "hello from the template", vars[0].Value)
+}
