@@ -42,7 +42,7 @@ func treeDC(strategy v1alpha1.DeploymentStrategy, latest int64, phase v1alpha1.R
 func treeRevision(dc *v1alpha1.DeploymentConfig, n int64, phase v1alpha1.RevisionPhase, replicas, ready int32, age time.Duration) *appsv1.ReplicaSet {
 	rs := testutil.Revision(dc, n, replicas, phase)
 	rs.CreationTimestamp = treeAgo(age)
-	rs.Status.Replicas, rs.Status.ReadyReplicas = replicas, ready
+	rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = replicas, ready, ready
 	rs.Annotations[v1alpha1.CauseAnnotation] = string(v1alpha1.DeploymentCauseConfigChange)
 	if n == 1 {
 		rs.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:1"
@@ -175,7 +175,7 @@ func TestGetFailedRolloutShowsTheHookFailure(t *testing.T) {
 			ExecNewPod: &v1alpha1.ExecNewPodHook{ContainerName: "app", Command: []string{"migrate"}}}}}
 	dc := treeDC(strategy, 2, v1alpha1.RevisionPhaseFailed, 2)
 	dc.Spec.Triggers = []v1alpha1.DeploymentTriggerPolicy{{Type: v1alpha1.DeploymentTriggerOnConfigChange}}
-	reason := "HookFailed: the pre hook pod web-2-hook-pre failed (exit code 1) and its failurePolicy is Abort"
+	reason := "HookFailed: hook pod web-2-hook-pre failed with exit code 1 (failurePolicy Abort); its log ends with:\nERROR: relation \"orders\" is locked\n"
 	dc.Status.Conditions = []metav1.Condition{
 		treeCondition(v1alpha1.ConditionAvailable, metav1.ConditionTrue, "MinimumReplicasAvailable", "2 of 2 pods are available"),
 		treeCondition(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonRolloutFailed, "revision web-2 failed: "+reason),
@@ -195,17 +195,17 @@ func TestGetFailedRolloutShowsTheHookFailure(t *testing.T) {
 Namespace:   shop
 Status:      ✖ Failed, revision 2
 Strategy:    Recreate, hooks: pre
-Replicas:    2/2 ready, 2 updated, 2 available
+Replicas:    2/2 ready, 0 updated, 2 available
 Triggers:    ConfigChange
 Conditions:
   TYPE           STATUS  REASON                    MESSAGE
   ✔ Available    True    MinimumReplicasAvailable  2 of 2 pods are available
-  ✖ Progressing  False   RolloutFailed             revision web-2 failed: HookFailed: the pre hook pod web-2-hook-pre failed (exit code 1) and its failurePolicy is Abort
+  ✖ Progressing  False   RolloutFailed             revision web-2 failed: HookFailed: hook pod web-2-hook-pre failed with exit code 1 (failurePolicy Abort); its log ends with: ERROR: relation "orders" is locked
 
 NAME                    KIND              STATUS      AGE  INFO
 web                     DeploymentConfig  ✖ Failed    10m  ready 2/2
-├── web-2               Revision 2        ✖ Failed    60s  ConfigChange, registry.example.com/web:2, ready 0/0, HookFailed: the pre hook pod web-2-hook-pre failed (exit code 1) and its failurePolicy is Abort
-│   ├── web-2-deploy    Deployer          ✖ Failed    60s  exit code 3 (Error): HookFailed: the pre hook failed
+├── web-2               Revision 2        ✖ Failed    60s  ConfigChange, registry.example.com/web:2, ready 0/0, HookFailed: hook pod web-2-hook-pre failed with exit code 1 (failurePolicy Abort); its log ends with: ERROR: relation "orders" is locked
+│   ├── web-2-deploy    Deployer          ✖ Failed    60s  exit code 3 (Error)
 │   └── web-2-hook-pre  Hook pre          ✖ Failed    50s  exit code 1 (Error): ERROR: relation "orders" is locked
 └── web-1               Revision 1        ✔ Complete  10m  ConfigChange, registry.example.com/web:1, ready 2/2, active
     ├── web-1-abcde     Pod               ✔ Running   10m  ready 1/1

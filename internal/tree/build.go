@@ -6,9 +6,7 @@
 package tree
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,15 +94,15 @@ func Build(o *Objects, deferText DeferText) *View {
 	active := revision.NewestComplete(revs)
 	v := &View{}
 
-	rootMark, rootStatus, rootInfo := dcStatus(o, latest)
+	ready, updated, available := replicaCounts(revs, latest)
+	rootMark, rootStatus, rootInfo := dcStatus(o, latest, ready)
 	desired := dcReplicas(dc)
 	v.header = append(v.header,
 		headerLine{key: "Name", text: dc.Name},
 		headerLine{key: "Namespace", text: dc.Namespace},
 		headerLine{key: "Status", mark: rootMark, text: strings.Join(append([]string{rootStatus}, rootInfo...), ", ")},
 		headerLine{key: "Strategy", text: strategyText(&dc.Spec.Strategy)},
-		headerLine{key: "Replicas", text: fmt.Sprintf("%d/%d ready, %d updated, %d available", dc.Status.ReadyReplicas, desired,
-			dc.Status.UpdatedReplicas, dc.Status.AvailableReplicas)},
+		headerLine{key: "Replicas", text: fmt.Sprintf("%d/%d ready, %d updated, %d available", ready, desired, updated, available)},
 	)
 	v.header = append(v.header, triggerLines(dc)...)
 	for _, c := range dc.Status.Conditions {
@@ -113,7 +111,7 @@ func Build(o *Objects, deferText DeferText) *View {
 	}
 
 	v.root = &treeNode{name: dc.Name, kind: "DeploymentConfig", mark: rootMark, status: rootStatus,
-		created: dc.CreationTimestamp.Time, info: []string{fmt.Sprintf("ready %d/%d", dc.Status.ReadyReplicas, desired)}}
+		created: dc.CreationTimestamp.Time, info: []string{fmt.Sprintf("ready %d/%d", ready, desired)}}
 	for i := len(revs) - 1; i >= 0; i-- {
 		rs := revs[i]
 		n := revisionNode(rs, rs == active)
@@ -126,9 +124,23 @@ func Build(o *Objects, deferText DeferText) *View {
 	return v
 }
 
+// replicaCounts are the pods of every revision that are ready and available, and the pods
+// of the latest revision, from the ReplicaSets: the DC's status may lag behind them, and
+// the tree shows the ReplicaSets' own counts.
+func replicaCounts(revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) (ready, updated, available int32) {
+	for _, rs := range revs {
+		ready += rs.Status.ReadyReplicas
+		available += rs.Status.AvailableReplicas
+	}
+	if latest != nil {
+		updated = latest.Status.Replicas
+	}
+	return ready, updated, available
+}
+
 // dcStatus is the DC's mark, status and notes: its latest revision's phase, or why it has
-// none.
-func dcStatus(o *Objects, latest *appsv1.ReplicaSet) (mark, string, []string) {
+// none. ready counts the ready pods of every revision.
+func dcStatus(o *Objects, latest *appsv1.ReplicaSet, ready int32) (mark, string, []string) {
 	dc := o.DC
 	var notes []string
 	if dc.Spec.Paused {
@@ -156,8 +168,8 @@ func dcStatus(o *Objects, latest *appsv1.ReplicaSet) (mark, string, []string) {
 	switch {
 	case desired == 0 || dc.Spec.Test:
 		return markInactive, "Complete", append(notes, "scaled to 0")
-	case dc.Status.ReadyReplicas < desired:
-		return markDegraded, "Degraded", append(notes, fmt.Sprintf("Complete but only %d/%d ready", dc.Status.ReadyReplicas, desired))
+	case ready < desired:
+		return markDegraded, "Degraded", append(notes, fmt.Sprintf("Complete but only %d/%d ready", ready, desired))
 	}
 	return markOK, "Complete", notes
 }
@@ -321,261 +333,4 @@ func imagesText(containers []corev1.Container) string {
 		parts = append(parts, c.Name+"="+c.Image)
 	}
 	return strings.Join(parts, " ")
-}
-
-// runOnceNodes are the latest revision's deployer pod, hook pods and ExecutionHooks, the
-// hooks in the order they started.
-func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
-	var out []*treeNode
-	deployer := rs.Annotations[v1alpha1.DeployerPodAnnotation]
-	if deployer == "" {
-		deployer = v1alpha1.DeployerPodName(rs.Name)
-	}
-	number := rs.Labels[v1alpha1.RevisionLabel]
-	type hook struct {
-		created time.Time
-		node    *treeNode
-	}
-	var hooks []hook
-	found := false
-	for _, p := range o.Pods {
-		switch {
-		case p.Name == deployer && p.Labels[v1alpha1.DeployerPodForLabel] == rs.Name:
-			found = true
-			out = append(out, runOncePodNode(p, "Deployer"))
-		case p.Labels[v1alpha1.HookStageLabel] != "" && p.Labels[v1alpha1.RevisionLabel] == number:
-			hooks = append(hooks, hook{p.CreationTimestamp.Time, runOncePodNode(p, "Hook "+p.Labels[v1alpha1.HookStageLabel])})
-		}
-	}
-	if !found {
-		out = append(out, missingDeployer(rs, deployer))
-	}
-	for _, h := range o.ExecutionHooks {
-		if h.Labels[v1alpha1.ExecHookOfLabel] == rs.Name {
-			hooks = append(hooks, hook{h.CreationTimestamp.Time, execHookNode(h)})
-		}
-	}
-	slices.SortStableFunc(hooks, func(a, b hook) int {
-		if c := a.created.Compare(b.created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.node.name, b.node.name)
-	})
-	for _, h := range hooks {
-		out = append(out, h.node)
-	}
-	return out
-}
-
-// missingDeployer is a deployer pod that is not there: not created yet, or deleted.
-func missingDeployer(rs *appsv1.ReplicaSet, name string) *treeNode {
-	n := &treeNode{name: name, kind: "Deployer", mark: markInactive, status: "Gone",
-		info: []string{"the pod was deleted; the revision keeps its outcome"}}
-	if phase := revision.Phase(rs); phase == v1alpha1.RevisionPhaseNew {
-		n.mark, n.status, n.info = markProgress, "Not created yet", nil
-	} else if !phase.IsTerminal() {
-		n.mark, n.info = markDegraded, []string{"the pod was deleted while the revision is " + string(phase)}
-	}
-	return n
-}
-
-// runOncePodNode is a deployer or hook pod: its phase, and for a failure why.
-func runOncePodNode(p *corev1.Pod, kind string) *treeNode {
-	n := &treeNode{name: p.Name, kind: kind, status: string(p.Status.Phase), created: p.CreationTimestamp.Time}
-	if n.status == "" {
-		n.status = string(corev1.PodPending)
-	}
-	switch p.Status.Phase {
-	case corev1.PodSucceeded:
-		n.mark = markOK
-	case corev1.PodFailed:
-		n.mark = markFailed
-		n.info = append(n.info, failureText(p))
-	case corev1.PodRunning:
-		n.mark = markProgress
-	default:
-		n.mark = markProgress
-		if w := waitingReason(p); w != "" {
-			n.info = append(n.info, w)
-			if stuckWaiting[w] {
-				n.mark = markDegraded
-			}
-		}
-	}
-	if p.DeletionTimestamp != nil {
-		n.info = append(n.info, "being deleted")
-	}
-	return n
-}
-
-// stuckWaiting are the waiting reasons that need a person.
-var stuckWaiting = map[string]bool{
-	"CrashLoopBackOff": true, "ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
-}
-
-// waitingReason is the first waiting reason of the pod's containers (init containers
-// first), or why it is not scheduled.
-func waitingReason(p *corev1.Pod) string {
-	for _, statuses := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for _, s := range statuses {
-			if w := s.State.Waiting; w != nil && w.Reason != "" {
-				return w.Reason
-			}
-		}
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
-			return c.Reason
-		}
-	}
-	return ""
-}
-
-// failureText says why a pod failed: the pod's reason, or its first failed container's
-// exit code and reason with the last line of its termination message (the deployer's is
-// JSON: its reason and message).
-func failureText(p *corev1.Pod) string {
-	if p.Status.Reason != "" {
-		return strings.TrimSpace(p.Status.Reason + ": " + p.Status.Message)
-	}
-	for _, statuses := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for _, s := range statuses {
-			t := s.State.Terminated
-			if t == nil || t.ExitCode == 0 {
-				continue
-			}
-			text := fmt.Sprintf("exit code %d", t.ExitCode)
-			if t.Reason != "" {
-				text += " (" + t.Reason + ")"
-			}
-			if msg := terminationText(t.Message); msg != "" {
-				text += ": " + msg
-			}
-			return text
-		}
-	}
-	return "no reason recorded"
-}
-
-// terminationText is the deployer's "Reason: message", or the last line of a log tail.
-func terminationText(msg string) string {
-	msg = strings.TrimSpace(msg)
-	var tm v1alpha1.TerminationMessage
-	if strings.HasPrefix(msg, "{") && json.Unmarshal([]byte(msg), &tm) == nil && tm.Reason != "" {
-		return revision.FormatStatusReason(tm.Reason, tm.Message)
-	}
-	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-		msg = msg[i+1:]
-	}
-	return shorten(msg, 120)
-}
-
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// execHookNode is an ExecutionHook of an exec lifecycle hook: phase, summary, failure.
-func execHookNode(h *v1alpha1.ExecutionHook) *treeNode {
-	phase := h.Status.Phase
-	if phase == "" {
-		phase = v1alpha1.ExecutionHookPending
-	}
-	n := &treeNode{name: h.Name, kind: "ExecutionHook " + h.Labels[v1alpha1.HookStageLabel], status: string(phase),
-		created: h.CreationTimestamp.Time, mark: markProgress}
-	if h.Status.Summary != "" {
-		n.info = append(n.info, h.Status.Summary+" succeeded")
-	}
-	switch phase {
-	case v1alpha1.ExecutionHookComplete:
-		n.mark = markOK
-	case v1alpha1.ExecutionHookFailed:
-		n.mark = markFailed
-		if e := h.Status.Error; e != nil {
-			n.info = append(n.info, hookErrorText(e))
-		}
-		for _, s := range h.Status.HookStatuses {
-			if s.Succeed != nil && !*s.Succeed && s.Error != nil {
-				n.info = append(n.info, s.PodName+"/"+s.ContainerName+": "+hookErrorText(s.Error))
-				break
-			}
-		}
-	}
-	return n
-}
-
-func hookErrorText(e *v1alpha1.HookError) string {
-	if e.Message == "" {
-		return string(e.ErrorType)
-	}
-	return string(e.ErrorType) + ": " + shorten(e.Message, 120)
-}
-
-// podNodes are the application pods of revision rs (not its deployer or hook pods), by
-// name, with their defer steps.
-func (o *Objects) podNodes(rs *appsv1.ReplicaSet, deferText DeferText) []*treeNode {
-	number := rs.Labels[v1alpha1.RevisionLabel]
-	var pods []*corev1.Pod
-	for _, p := range o.Pods {
-		if p.Labels[v1alpha1.RevisionLabel] == number && !v1alpha1.IsStagehandRunOncePod(p.Labels) {
-			pods = append(pods, p)
-		}
-	}
-	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	out := make([]*treeNode, 0, len(pods))
-	for _, p := range pods {
-		out = append(out, appPodNode(p, deferText))
-	}
-	return out
-}
-
-// appPodNode is an application pod: ready, restarts and state, and its defer run.
-func appPodNode(p *corev1.Pod, deferText DeferText) *treeNode {
-	n := &treeNode{name: p.Name, kind: "Pod", status: string(p.Status.Phase), created: p.CreationTimestamp.Time}
-	if n.status == "" {
-		n.status = string(corev1.PodPending)
-	}
-	ready, restarts := 0, int32(0)
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Ready {
-			ready++
-		}
-		restarts += s.RestartCount
-	}
-	n.info = append(n.info, fmt.Sprintf("ready %d/%d", ready, len(p.Spec.Containers)))
-	if restarts > 0 {
-		n.info = append(n.info, fmt.Sprintf("restarts %d", restarts))
-	}
-	switch p.Status.Phase {
-	case corev1.PodRunning:
-		n.mark = markOK
-		if ready < len(p.Spec.Containers) {
-			n.mark = markProgress
-		}
-	case corev1.PodSucceeded:
-		n.mark = markInactive
-	case corev1.PodFailed:
-		n.mark = markFailed
-		n.info = append(n.info, failureText(p))
-	default:
-		n.mark = markProgress
-	}
-	if w := waitingReason(p); w != "" {
-		n.status = w
-		if stuckWaiting[w] {
-			n.mark = markDegraded
-		}
-	}
-	if p.DeletionTimestamp != nil {
-		n.mark, n.status = markProgress, "Terminating"
-	}
-	if deferText != nil {
-		if d := deferText(p); d != "" {
-			n.info = append(n.info, d)
-		}
-	}
-	return n
 }

@@ -63,7 +63,7 @@ func (v *View) Render(w io.Writer, s Style) {
 		if h.key != "" {
 			key = h.key + ":"
 		}
-		text := h.text
+		text := oneLine(h.text)
 		if h.mark != markNone {
 			text = s.paint(h.mark, s.mark(h.mark)+" "+text)
 		}
@@ -115,6 +115,15 @@ type cell struct {
 	mark mark
 }
 
+// oneLine folds a text of several lines (a termination message, a reason that quotes a
+// log) into one, so that it does not break the tree.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
 // writeTable pads the columns to their widths in characters (tabwriter would count the
 // colour codes) and leaves the last column unpadded.
 func writeTable(b *strings.Builder, rows [][]cell, s Style) {
@@ -124,12 +133,13 @@ func writeTable(b *strings.Builder, rows [][]cell, s Style) {
 			if i == len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+			widths[i] = max(widths[i], utf8.RuneCountInString(oneLine(c.text)))
 		}
 	}
 	for _, r := range rows {
 		var line strings.Builder
 		for i, c := range r {
+			c.text = oneLine(c.text)
 			text := c.text
 			if i < len(r)-1 {
 				text += strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2)
