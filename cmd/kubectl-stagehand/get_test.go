@@ -387,3 +387,41 @@ func TestGetWatchUntilCompleteFollowsTheNextRollout(t *testing.T) {
 		})
 	}
 }
+
+func TestGetPrintRedrawsOnATerminalAndDedupesOtherwise(t *testing.T) {
+	dc := treeDC(treeRolling(), 1, v1alpha1.RevisionPhaseComplete, 2)
+	o := &tree.Objects{DC: dc, ReplicaSets: []*appsv1.ReplicaSet{treeRevision(dc, 1, v1alpha1.RevisionPhaseComplete, 2, 2, time.Minute)}}
+	now := treeNow
+
+	var plain bytes.Buffer
+	g := newTreeGetter(nil, &plain)
+	g.now = func() time.Time { return now }
+	g.print(o)
+	now = now.Add(time.Minute) // only the ages move
+	g.print(o)
+	assert.Equal(t, 1, strings.Count(plain.String(), "--- "), "an unchanged tree is not printed again:\n%s", plain.String())
+	o.ReplicaSets[0].Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseFailed)
+	g.print(o)
+	assert.Equal(t, 2, strings.Count(plain.String(), "--- "))
+	assert.Contains(t, plain.String(), "\n\n--- 2026-05-06T12:01:00Z\nName:", "a changed tree follows a blank line and a timestamp:\n%s", plain.String())
+
+	var term bytes.Buffer
+	g = newTreeGetter(nil, &term)
+	g.tty, g.style = true, tree.Style{Color: true}
+	g.print(o)
+	g.print(o)
+	assert.Equal(t, 2, strings.Count(term.String(), "\x1b[H\x1b[2J"), "a terminal is redrawn in place each time")
+	assert.Contains(t, term.String(), "\x1b[31m✖ Failed\x1b[0m")
+}
+
+func TestGetCompletesDCNames(t *testing.T) {
+	sh := stagehandfake.NewSimpleClientset(
+		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}},
+		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "worker", Namespace: "shop"}},
+		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop"}},
+		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "wiki", Namespace: "other"}})
+	ctx := context.Background()
+	assert.Equal(t, []string{"web", "worker"}, getDCNameCompletions(ctx, sh, "shop", "w"))
+	assert.Equal(t, []string{"dc/web"}, getDCNameCompletions(ctx, sh, "shop", "dc/we"))
+	assert.Equal(t, []string{"api", "web", "worker"}, getDCNameCompletions(ctx, sh, "shop", ""))
+}
