@@ -53,7 +53,7 @@ when the latest revision is Complete, 1 when it is Failed. When no rollout is in
 as the command starts, it waits for the next one, so it can be started before a change.`,
 		Example: `  kubectl stagehand get dc/web
   kubectl stagehand get dc/web --watch
-  kubectl stagehand get dc/web -w --until-complete --timeout 10m   # in CI, after a change`,
+  kubectl stagehand get dc/web -w --until-complete --timeout 10m   # in CI: start it, then change the DC`,
 		ValidArgsFunction: completeGetArgs(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
