@@ -19,6 +19,14 @@ func DeferRunOf(obj metav1.Object) (*DeferRun, error) {
 	if err := json.Unmarshal([]byte(raw), &run); err != nil {
 		return nil, fmt.Errorf("annotation %s: %w", DeferRunAnnotation, err)
 	}
+	// Anyone who may update the pod may write the annotation: a record that does not hold
+	// together is refused, never acted on.
+	switch {
+	case run.Steps < 0 || run.Steps > MaxDeferSteps || run.Current < 0 || run.Current > run.Steps || run.Attempt < 0:
+		return nil, fmt.Errorf("annotation %s: step %d of %d (attempt %d) is out of range", DeferRunAnnotation, run.Current, run.Steps, run.Attempt)
+	case run.Started != nil && run.Deadline == nil:
+		return nil, fmt.Errorf("annotation %s: a started run has no deadline", DeferRunAnnotation)
+	}
 	return &run, nil
 }
 

@@ -34,17 +34,18 @@ func (c *Controller) advance(ctx context.Context, pod *corev1.Pod, run *v1alpha1
 		run.Deadline = &metav1.Time{Time: now.Add(time.Duration(policy.GracePeriod()) * time.Second)}
 		return c.write(ctx, pod, run, false)
 	}
-	if !now.Before(run.Deadline.Time) {
-		c.stopSteps(ctx, pod)
-		return c.finish(ctx, pod, run, v1alpha1.DeferTimedOut, fmt.Sprintf(
-			"gracePeriodSeconds (%ds) ran out during step %d/%d (%s); the step was stopped and %d steps were skipped",
-			policy.GracePeriod(), run.Current+1, run.Steps, policy.Spec.Steps[run.Current].Name, run.Steps-run.Current-1))
-	}
+	// Every step has ended: the outcome stands even if the deadline passed since.
 	if run.Current >= run.Steps {
 		if len(run.Failed) > 0 {
 			return c.finish(ctx, pod, run, v1alpha1.DeferFailed, "steps failed: "+strings.Join(run.Failed, ", "))
 		}
 		return c.finish(ctx, pod, run, v1alpha1.DeferCompleted, fmt.Sprintf("all %d steps succeeded", run.Steps))
+	}
+	if !now.Before(run.Deadline.Time) {
+		c.stopSteps(ctx, pod)
+		return c.finish(ctx, pod, run, v1alpha1.DeferTimedOut, fmt.Sprintf(
+			"gracePeriodSeconds (%ds) ran out during step %d/%d (%s); the step was stopped and %d steps were skipped",
+			policy.GracePeriod(), run.Current+1, run.Steps, policy.Spec.Steps[run.Current].Name, run.Steps-run.Current-1))
 	}
 	// Come back at the deadline whatever happens in between.
 	c.addAfter(kindPod, pod.Namespace, pod.Name, run.Deadline.Sub(now)+50*time.Millisecond)
