@@ -209,14 +209,9 @@ func (c *Controller) scaleTo(ctx context.Context, rs *appsv1.ReplicaSet, replica
 
 // syncBeforeScaleDown runs the steps of a running pod chosen for a scale-down.
 func (c *Controller) syncBeforeScaleDown(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun) error {
-	policy, reason := c.stillSelects(pod, run)
+	policy, err := c.runnable(ctx, pod, run)
 	if policy == nil {
-		c.stopSteps(ctx, pod)
-		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, reason)
-	}
-	if lost := c.nodeLost(pod, policy); lost != "" {
-		c.stopSteps(ctx, pod)
-		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, lost)
+		return err
 	}
 	return c.advance(ctx, pod, run, policy)
 }

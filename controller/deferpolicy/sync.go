@@ -133,19 +133,29 @@ func (c *Controller) syncAfterTermination(ctx context.Context, pod *corev1.Pod, 
 	if run.Done() {
 		return c.release(ctx, pod, run) // the last release did not get through
 	}
-	policy, reason := c.stillSelects(pod, run)
+	policy, err := c.runnable(ctx, pod, run)
 	if policy == nil {
-		c.stopSteps(ctx, pod)
-		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, reason)
-	}
-	if lost := c.nodeLost(pod, policy); lost != "" {
-		c.stopSteps(ctx, pod)
-		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, lost)
+		return err
 	}
 	if !stopped(pod) {
 		return nil // the pod's update when its containers stop brings it back
 	}
 	return c.advance(ctx, pod, run, policy)
+}
+
+// runnable is the policy of a run in progress, when it still selects the pod and the
+// pod's node can still run steps. Otherwise it stops the steps, ends the run Skipped, and
+// returns nil with the error of that write.
+func (c *Controller) runnable(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun) (*v1alpha1.DeferPolicy, error) {
+	policy, reason := c.stillSelects(pod, run)
+	if policy != nil {
+		reason = c.nodeLost(pod, policy)
+	}
+	if reason == "" {
+		return policy, nil
+	}
+	c.stopSteps(ctx, pod)
+	return nil, c.finish(ctx, pod, run, v1alpha1.DeferSkipped, reason)
 }
 
 // beginAfterTermination decides whether a deleted pod's steps run at all, and records the
