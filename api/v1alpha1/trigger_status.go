@@ -22,3 +22,23 @@ func (dc *DeploymentConfig) TriggerImage(from string) *TriggerImageStatus {
 	}
 	return nil
 }
+
+// ImageTriggersWaiting lists the ImageChange triggers that have not resolved their tag
+// once yet, in the order of spec.triggers: an automatic trigger until the controller
+// pinned a digest in lastTriggeredImage, another one until status.triggerImages records a
+// digest for its tag. The first rollout waits for them.
+func (dc *DeploymentConfig) ImageTriggersWaiting() []*DeploymentTriggerImageChangeParams {
+	var out []*DeploymentTriggerImageChangeParams
+	for _, p := range dc.ImageTriggers() {
+		if p.Automatic {
+			if p.LastTriggeredImage == "" {
+				out = append(out, p)
+			}
+			continue
+		}
+		if s := dc.TriggerImage(p.From.Image); s == nil || s.Image == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -14,21 +14,12 @@ import (
 // controller (trigger_controller.go) resolves the tags and writes the digests into the
 // spec; this side decides when that starts a revision and with which cause.
 
-// imagesWaiting lists the watched tags that have not resolved once yet: an automatic
-// trigger without lastTriggeredImage, or another one without a resolved status entry.
-// The first rollout waits for them.
+// imagesWaiting lists the watched tags that have not resolved once yet
+// (DeploymentConfig.ImageTriggersWaiting). The first rollout waits for them.
 func imagesWaiting(dc *v1alpha1.DeploymentConfig) []string {
 	var out []string
-	for _, p := range dc.ImageTriggers() {
-		if p.Automatic {
-			if p.LastTriggeredImage == "" {
-				out = append(out, p.From.Image)
-			}
-			continue
-		}
-		if s := dc.TriggerImage(p.From.Image); s == nil || s.Image == "" {
-			out = append(out, p.From.Image)
-		}
+	for _, p := range dc.ImageTriggersWaiting() {
+		out = append(out, p.From.Image)
 	}
 	return out
 }

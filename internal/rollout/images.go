@@ -17,27 +17,19 @@ type imageWait struct {
 	Line string // what rollout status prints about it
 }
 
-// imagesWaiting lists the ImageChange triggers that hold back the first rollout of dc,
-// in the order of spec.triggers, by the controller's rule (imagesWaiting in
-// controller/deploymentconfig): the first revision starts once every trigger resolved its
-// tag once. An automatic trigger has resolved when the controller pinned the digest in
-// lastTriggeredImage; another one when status.triggerImages records a digest for its tag.
-// Each line names the containers, the tag and what the trigger's status says.
+// imagesWaiting lists the ImageChange triggers that hold back the first rollout of dc
+// (DeploymentConfig.ImageTriggersWaiting, the controller's rule), each with a line that
+// names the containers, the tag and what the trigger's status says.
 func imagesWaiting(dc *v1alpha1.DeploymentConfig) []imageWait {
 	var out []imageWait
-	for _, p := range dc.ImageTriggers() {
+	for _, p := range dc.ImageTriggersWaiting() {
 		st := dc.TriggerImage(p.From.Image)
-		var why string
+		why := "the tag has not been checked yet"
 		switch {
-		case p.Automatic && p.LastTriggeredImage != "":
-			continue
-		case !p.Automatic && st != nil && st.Image != "":
-			continue
 		case st == nil:
-			why = "the tag has not been checked yet"
 		case st.Error != "":
 			why = st.Error
-		default: // automatic, resolved, not pinned yet
+		case st.Image != "": // automatic, resolved, not pinned yet
 			why = fmt.Sprintf("resolved to %s; the controller has not pinned it in the template yet", st.Image)
 		}
 		out = append(out, imageWait{From: p.From.Image, Line: fmt.Sprintf("Waiting for the ImageChange trigger of %s (%s) to resolve an image: %s",
