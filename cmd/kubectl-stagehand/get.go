@@ -268,7 +268,7 @@ func (g *getter) print(o *tree.Objects) {
 }
 
 // getUntil tells when --until-complete is done: when the latest revision, newer than
-// the baseline, is Complete or Failed.
+// the baseline, is Complete or Failed, and the DC's status says so too.
 type getUntil struct {
 	baseline int64
 	started  bool
@@ -287,6 +287,11 @@ func (e *getUntil) check(o *tree.Objects) (bool, error) {
 		}
 	}
 	if latest == nil || o.DC.Status.LatestVersion <= e.baseline {
+		return false, nil
+	}
+	// The DC's status (its phase and conditions) follows the revision within the
+	// controller's gather window; the last tree waits for it, so that it says the same.
+	if !o.DC.Status.Phase.IsTerminal() || o.DC.Status.ObservedGeneration < o.DC.Generation {
 		return false, nil
 	}
 	switch revision.Phase(latest) {

@@ -232,7 +232,7 @@ func TestGetRolloutInProgressWithDeployerAndPreHook(t *testing.T) {
 	leaving.DeletionTimestamp = &metav1.Time{Time: treeNow.Add(-5 * time.Second)}
 	leaving.Finalizers = []string{v1alpha1.DeferFinalizer}
 	run := &v1alpha1.DeferRun{Policy: "web-drain", When: v1alpha1.DeferAfterTermination, Steps: 2, Current: 1, Attempt: 1,
-		Started: &metav1.Time{Time: treeNow.Add(-4 * time.Second)}}
+		Started: &metav1.Time{Time: treeNow.Add(-4 * time.Second)}, Deadline: &metav1.Time{Time: treeNow.Add(116 * time.Second)}}
 	leaving.Annotations = map[string]string{v1alpha1.DeferRunAnnotation: run.Encode(), v1alpha1.DeferProgressAnnotation: run.Progress()}
 	got := treeOutput(t, dc, rs1, rs2,
 		treeDeployerPod(rs2, corev1.PodRunning, 20*time.Second),
@@ -357,6 +357,16 @@ func TestGetWatchUntilCompleteFollowsTheNextRollout(t *testing.T) {
 			rs2.Annotations[v1alpha1.PhaseAnnotation] = string(tt.outcome)
 			rs2.Annotations[v1alpha1.StatusReasonAnnotation] = "HookFailed: the pre hook failed"
 			_, err = g.kube.AppsV1().ReplicaSets("shop").Update(ctx, rs2, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			// (the watch waits for the DC's status to say so too)
+			time.Sleep(100 * time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("the watch ended before the DC's status followed the revision: %v", err)
+			default:
+			}
+			dc.Status.Phase = tt.outcome
+			_, err = g.stagehand.StagehandV1alpha1().DeploymentConfigs("shop").UpdateStatus(ctx, dc, metav1.UpdateOptions{})
 			require.NoError(t, err)
 
 			// Then the watch ends by itself, with the outcome
