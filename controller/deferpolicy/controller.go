@@ -174,7 +174,14 @@ func (c *Controller) podChanged(old, cur any) {
 		c.add(kindStep, pod.Namespace, pod.Name)
 		return
 	}
-	if pod.DeletionTimestamp != nil {
+	policies, err := c.policies.DeferPolicies(pod.Namespace).List(everything)
+	if err != nil {
+		policies = nil
+	}
+	if len(policies) == 0 && !v1alpha1.HasDeferFinalizer(pod) && pod.Annotations[v1alpha1.DeferRunAnnotation] == "" {
+		return // nothing here concerns DeferPolicies: most pods of most namespaces
+	}
+	if pod.DeletionTimestamp != nil && v1alpha1.HasDeferFinalizer(pod) {
 		c.mu.Lock()
 		if _, seen := c.deletions[pod.UID]; !seen {
 			var grace int64 = -1 // unknown
@@ -186,11 +193,9 @@ func (c *Controller) podChanged(old, cur any) {
 		c.mu.Unlock()
 	}
 	c.add(kindPod, pod.Namespace, pod.Name)
-	if policies, err := c.policies.DeferPolicies(pod.Namespace).List(everything); err == nil {
-		for _, p := range policies {
-			if p.SelectsLabels(pod.Labels) {
-				c.add(kindPolicy, p.Namespace, p.Name)
-			}
+	for _, p := range policies {
+		if p.SelectsLabels(pod.Labels) {
+			c.add(kindPolicy, p.Namespace, p.Name)
 		}
 	}
 	if rs := ownerReplicaSet(pod); rs != "" && pod.Annotations[v1alpha1.DeferScaleDownAnnotation] != "" {
