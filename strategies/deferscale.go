@@ -44,7 +44,7 @@ type DeferredScaleDowns struct {
 	Namespace string
 
 	once     sync.Once
-	policies []v1alpha1.DeferPolicy
+	policies []*v1alpha1.DeferPolicy
 }
 
 // policyFor is the first BeforeScaleDown policy by name that selects rs's pods, or nil.
@@ -61,18 +61,11 @@ func (d *DeferredScaleDowns) policyFor(ctx context.Context, rs *appsv1.ReplicaSe
 			}
 			return
 		}
-		d.policies = list.Items
+		for i := range list.Items {
+			d.policies = append(d.policies, &list.Items[i])
+		}
 	})
-	var found *v1alpha1.DeferPolicy
-	for i := range d.policies {
-		p := &d.policies[i]
-		if p.WhenOrDefault() != v1alpha1.DeferBeforeScaleDown || !p.SelectsLabels(rs.Spec.Template.Labels) {
-			continue
-		}
-		if found == nil || p.Name < found.Name {
-			found = p
-		}
-	}
+	found, _ := v1alpha1.FirstSelecting(d.policies, v1alpha1.DeferBeforeScaleDown, rs.Spec.Template.Labels)
 	return found
 }
 

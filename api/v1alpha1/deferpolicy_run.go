@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -102,4 +103,25 @@ func IsStagehandRunOncePod(set map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// FirstSelecting is the policy, by name the first, of the given when that is not being
+// deleted and selects a pod with these labels, and the names of the other such policies;
+// nil when none does. The controller, the DC controller and the deployer all choose so.
+func FirstSelecting(policies []*DeferPolicy, when DeferWhen, set map[string]string) (*DeferPolicy, []string) {
+	var matched []*DeferPolicy
+	for _, p := range policies {
+		if p.DeletionTimestamp == nil && p.WhenOrDefault() == when && p.SelectsLabels(set) {
+			matched = append(matched, p)
+		}
+	}
+	if len(matched) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(matched, func(a, b *DeferPolicy) int { return strings.Compare(a.Name, b.Name) })
+	others := make([]string, 0, len(matched)-1)
+	for _, p := range matched[1:] {
+		others = append(others, p.Name)
+	}
+	return matched[0], others
 }

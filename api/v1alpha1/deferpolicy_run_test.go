@@ -33,3 +33,29 @@ func TestDeferRunOfRefusesARecordThatDoesNotHoldTogether(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Nil(t, none)
 }
+
+func TestFirstSelectingIsTheFirstByNameOfItsKind(t *testing.T) {
+	policy := func(name string, when DeferWhen, deleting bool) *DeferPolicy {
+		p := &DeferPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: DeferPolicySpec{
+			When: when, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{}
+		}
+		return p
+	}
+	all := []*DeferPolicy{
+		policy("c", DeferAfterTermination, false), policy("a", DeferAfterTermination, true),
+		policy("b", "", false), policy("0", DeferBeforeScaleDown, false),
+	}
+	first, others := FirstSelecting(all, DeferAfterTermination, map[string]string{"app": "web"})
+	require.NotNil(t, first)
+	assert.Equal(t, "b", first.Name, "unset when is AfterTermination; a policy being deleted is left out")
+	assert.Equal(t, []string{"c"}, others)
+	first, _ = FirstSelecting(all, DeferBeforeScaleDown, map[string]string{"app": "web"})
+	assert.Equal(t, "0", first.Name)
+	first, others = FirstSelecting(all, DeferAfterTermination, map[string]string{"app": "db"})
+	assert.Nil(t, first)
+	assert.Empty(t, others)
+	first, _ = FirstSelecting(all, DeferAfterTermination, map[string]string{"app": "web", DeployerPodForLabel: "web-1"})
+	assert.Nil(t, first, "never a deployer pod")
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -83,21 +82,8 @@ func (c *Controller) selecting(pod *corev1.Pod, when v1alpha1.DeferWhen) (*v1alp
 	if err != nil {
 		return nil, nil, err
 	}
-	var matched []*v1alpha1.DeferPolicy
-	for _, p := range all {
-		if p.DeletionTimestamp == nil && p.WhenOrDefault() == when && p.SelectsLabels(pod.Labels) {
-			matched = append(matched, p)
-		}
-	}
-	if len(matched) == 0 {
-		return nil, nil, nil
-	}
-	sort.Slice(matched, func(i, j int) bool { return matched[i].Name < matched[j].Name })
-	var others []string
-	for _, p := range matched[1:] {
-		others = append(others, p.Name)
-	}
-	return matched[0], others, nil
+	first, others := v1alpha1.FirstSelecting(all, when, pod.Labels)
+	return first, others, nil
 }
 
 // ensureFinalizer adds the finalizer to a running pod that an AfterTermination policy

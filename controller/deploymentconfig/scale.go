@@ -135,10 +135,6 @@ func (c *Controller) deferScaleDown(rs *appsv1.ReplicaSet) bool {
 	if err != nil {
 		return false
 	}
-	for _, p := range policies {
-		if p.DeletionTimestamp == nil && p.WhenOrDefault() == v1alpha1.DeferBeforeScaleDown && p.SelectsLabels(rs.Spec.Template.Labels) {
-			return true
-		}
-	}
-	return false
+	first, _ := v1alpha1.FirstSelecting(policies, v1alpha1.DeferBeforeScaleDown, rs.Spec.Template.Labels)
+	return first != nil
 }
