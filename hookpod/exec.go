@@ -81,7 +81,16 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 	action := &v1alpha1.HookAction{ObjectMeta: meta,
 		Action:               v1alpha1.Action{Exec: &v1alpha1.ExecAction{Command: hook.Command}},
 		ActionTimeoutSeconds: hook.TimeoutSeconds}
-	if _, err := r.stagehand.StagehandV1alpha1().HookActions(ns).Create(ctx, action, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	actions := r.stagehand.StagehandV1alpha1().HookActions(ns)
+	if _, err := actions.Create(ctx, action, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		existing, err := actions.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the HookAction %s: %w", name, err)
+		}
+		if err := r.mustOwn("HookAction", existing); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return refusedOr(err, "creating the HookAction %s", name)
 	}
 	eh := &v1alpha1.ExecutionHook{ObjectMeta: *meta.DeepCopy(), Spec: v1alpha1.ExecutionHookSpec{
@@ -89,17 +98,39 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 		PodSelection: v1alpha1.PodSelection{PodContainerSelector: &v1alpha1.PodContainerSelector{
 			PodSelector: revision.ExecHookSelector(r.revision, hook.Pods), ContainerList: []string{hook.ContainerName}}},
 	}}
-	if _, err := r.stagehand.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, eh, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	hooks := r.stagehand.StagehandV1alpha1().ExecutionHooks(ns)
+	if _, err := hooks.Create(ctx, eh, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		existing, err := hooks.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the ExecutionHook %s: %w", name, err)
+		}
+		if err := r.mustOwn("ExecutionHook", existing); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return refusedOr(err, "creating the ExecutionHook %s", name)
 	}
 	final, err := r.waitExecutionHook(ctx, name)
 	if err != nil {
 		return err
 	}
-	if !revision.Owns(r.revision, final) {
-		return fmt.Errorf("ExecutionHook %s exists but is not owned by revision %s: delete it", name, r.revision.Name)
+	if err := r.mustOwn("ExecutionHook", final); err != nil {
+		return err
 	}
 	return execOutcome(final, r)
+}
+
+// mustOwn refuses to adopt an object under an exec hook's name that this revision did not
+// create (a deployer run again adopts its own): someone else's HookAction would be run,
+// or fail the hook with a confusing reason, so the rollout stops with what to do.
+func (r *Runner) mustOwn(kind string, obj metav1.Object) error {
+	if revision.Owns(r.revision, obj) {
+		return nil
+	}
+	return &InvalidHookError{Message: fmt.Sprintf(
+		"a %s named %s already exists and was not created by revision %s: Stagehand names its exec hook's %s "+
+			"<revision>-hook-<stage>[-N] and will not adopt one it did not create; delete or rename it, then retry the rollout "+
+			"(kubectl stagehand rollout retry)", kind, obj.GetName(), r.revision.Name, kind)}
 }
 
 // refusedOr makes an apiserver refusal (Forbidden, Invalid) an InvalidHookError, which no

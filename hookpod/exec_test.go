@@ -109,3 +109,35 @@ func TestExecHookNeedsAStagehandClient(t *testing.T) {
 	var invalid *hookpod.InvalidHookError
 	require.ErrorAs(t, r.Run(context.Background(), "post", execHook(v1alpha1.ExecHookPodsNew)), &invalid)
 }
+
+// A HookAction that someone else created under the name of the revision's exec hook is
+// never adopted: the rollout stops at once with what to do, and nothing runs it. One the
+// revision created itself (a deployer run again) is adopted.
+func TestExecHookRefusesAForeignHookActionAndAdoptsItsOwn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	foreign := &v1alpha1.HookAction{ObjectMeta: metav1.ObjectMeta{Name: "web-3-hook-post", Namespace: "ns"},
+		Action: v1alpha1.Action{Exec: &v1alpha1.ExecAction{Command: []string{"steal"}}}}
+	sh := stagehandfake.NewSimpleClientset(foreign)
+	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}, Stagehand: sh})
+
+	err := r.Run(ctx, "post", execHook(v1alpha1.ExecHookPodsNew))
+	var invalid *hookpod.InvalidHookError
+	require.ErrorAs(t, err, &invalid, "%v", err)
+	assert.Contains(t, err.Error(), "a HookAction named web-3-hook-post already exists and was not created by revision web-3")
+	assert.Contains(t, err.Error(), "delete or rename it, then retry the rollout")
+	hooks, err := sh.StagehandV1alpha1().ExecutionHooks("ns").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, hooks.Items, "no ExecutionHook runs the foreign action")
+
+	// Its own action, from an earlier run of the deployer: adopted, and the hook runs.
+	own := foreign.DeepCopy()
+	own.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-3", UID: "rs-uid"}}
+	own.Action.Exec.Command = []string{"flush"}
+	sh = stagehandfake.NewSimpleClientset(own)
+	finishHooks(t, sh, func(string) v1alpha1.ExecutionHookStatus {
+		return v1alpha1.ExecutionHookStatus{Phase: v1alpha1.ExecutionHookComplete}
+	})
+	r = hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}, Stagehand: sh})
+	assert.NoError(t, r.Run(ctx, "post", execHook(v1alpha1.ExecHookPodsNew)))
+}
