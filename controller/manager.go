@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
@@ -32,6 +33,9 @@ type Options struct {
 	Namespace string
 	// DeployerImage is the built-in strategy image run by Recreate and Rolling revisions.
 	DeployerImage string
+	// DeployerResources are the requests and limits of every deployer pod where its
+	// strategy's resources give none.
+	DeployerResources corev1.ResourceRequirements
 	// Workers is the number of workers of each controller whose own count below is 0
 	// (at least 1).
 	Workers int
@@ -109,7 +113,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if err != nil {
 		return nil, err
 	}
-	podController, err := deployerpod.NewController(kube, inf, opts.DeployerImage, metrics, log)
+	podController, err := deployerpod.NewController(kube, inf, deployerpod.Defaults{Image: opts.DeployerImage, Resources: opts.DeployerResources}, metrics, log)
 	if err != nil {
 		return nil, err
 	}

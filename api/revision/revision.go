@@ -91,7 +91,14 @@ func StatusReason(rs *appsv1.ReplicaSet) (reason, message string) {
 	return reason, message
 }
 
-// FormatStatusReason renders the status-reason annotation: "<Reason>: <message>".
+// Waiting splits the waiting annotation of a New revision into its reason and message;
+// both are empty when the revision waits for nothing.
+func Waiting(rs *appsv1.ReplicaSet) (reason, message string) {
+	reason, message, _ = strings.Cut(rs.Annotations[v1alpha1.WaitingAnnotation], ": ")
+	return reason, message
+}
+
+// FormatStatusReason renders the status-reason and waiting annotations: "<Reason>: <message>".
 func FormatStatusReason(reason, message string) string {
 	if message == "" {
 		return reason

@@ -77,6 +77,10 @@ const (
 	ReasonDeadlineExceeded    = "DeadlineExceeded"
 	ReasonDeployerPodGone     = "DeployerPodGone"
 	ReasonDeployerPodNotAdmit = "DeployerPodCreateFailed"
+	// ReasonDeployerPodWaiting: the apiserver refused the deployer pod for a reason that
+	// time can fix (an exceeded quota); the revision stays New and the controller retries
+	// until the strategy's timeout. A waiting reason, never an outcome.
+	ReasonDeployerPodWaiting = "DeployerPodWaiting"
 	// ReasonDeployerPodNameTaken: a pod that is not Stagehand's holds the deployer pod's
 	// name; Stagehand never adopts, reads or deletes it.
 	ReasonDeployerPodNameTaken = "DeployerPodNameTaken"

@@ -53,6 +53,10 @@ const (
 	CancelledAnnotation = GroupName + "/cancelled"
 	// StatusReasonAnnotation holds the reason and message of the revision's outcome.
 	StatusReasonAnnotation = GroupName + "/status-reason"
+	// WaitingAnnotation holds what a New revision waits for before its deployer pod can be
+	// created, "<Reason>: <message>" (an exceeded quota, a ServiceAccount not yet seen). The
+	// controller retries with back-off meanwhile and removes it when the phase moves on.
+	WaitingAnnotation = GroupName + "/waiting"
 	// DeployerPodAnnotation holds the name of the revision's deployer pod.
 	DeployerPodAnnotation = GroupName + "/deployer-pod"
 	// ImageTriggerAnnotation on a revision caused by an image change holds the watched tag

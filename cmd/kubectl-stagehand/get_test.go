@@ -435,3 +435,21 @@ func TestGetCompletesDCNames(t *testing.T) {
 	assert.Equal(t, []string{"dc/web"}, getDCNameCompletions(ctx, sh, "shop", "dc/we"))
 	assert.Equal(t, []string{"api", "web", "worker"}, getDCNameCompletions(ctx, sh, "shop", ""))
 }
+
+// A deployer pod that the apiserver never admitted is "Not created", with the refusal, not
+// a deleted pod; one that waits for quota says what it waits for.
+func TestGetShowsADeployerThatWasNeverCreated(t *testing.T) {
+	dc := treeDC(treeRolling(), 1, v1alpha1.RevisionPhaseFailed, 0)
+	rs := treeRevision(dc, 1, v1alpha1.RevisionPhaseFailed, 0, 0, time.Minute)
+	rs.Annotations[v1alpha1.StatusReasonAnnotation] = "DeployerPodCreateFailed: the apiserver refused the deployer pod web-1-deploy: " +
+		"failed quota: q: must specify limits.ephemeral-storage"
+	got := treeOutput(t, dc, rs)
+	assert.Contains(t, got, "web-1-deploy  Deployer          ✖ Not created  -    the apiserver refused the deployer pod web-1-deploy: failed quota: q: must specify limits.ephemeral-storage")
+	assert.NotContains(t, got, "the pod was deleted")
+
+	dc = treeDC(treeRolling(), 1, v1alpha1.RevisionPhaseNew, 0)
+	rs = treeRevision(dc, 1, v1alpha1.RevisionPhaseNew, 0, 0, time.Minute)
+	rs.Annotations[v1alpha1.WaitingAnnotation] = "DeployerPodWaiting: exceeded quota: q, requested: limits.cpu=1"
+	got = treeOutput(t, dc, rs)
+	assert.Contains(t, got, "web-1-deploy  Deployer          ⚠ Not created yet  -    exceeded quota: q, requested: limits.cpu=1")
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/internal/version"
@@ -22,6 +23,12 @@ type config struct {
 	Kubeconfig    string `envconfig:"KUBECONFIG" desc:"kubeconfig file; empty: in-cluster, else $KUBECONFIG"`
 	Namespace     string `envconfig:"NAMESPACE" desc:"watch only this namespace; empty: all"`
 	DeployerImage string `envconfig:"DEPLOYER_IMAGE" desc:"built-in deployer image"`
+	// DeployerRequests and DeployerLimits go to every deployer pod whose strategy's
+	// resources leave them unset (docs/controller.md: measured from the bench's peak RSS).
+	DeployerRequests resourceList `envconfig:"DEPLOYER_REQUESTS" default:"cpu=10m,memory=32Mi"`
+	DeployerLimits   resourceList `envconfig:"DEPLOYER_LIMITS" default:"cpu=1,memory=256Mi"`
+	// DeployerResources pairs the two, once checked.
+	DeployerResources corev1.ResourceRequirements `ignored:"true"`
 	// Workers, when set, is the worker count of every controller whose own setting is not
 	// given; DCWorkers, DeployerPodWorkers and ImageTriggerWorkers are per controller.
 	Workers             int `envconfig:"WORKERS"`
@@ -73,6 +80,8 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", cfg.Kubeconfig, "kubeconfig file; empty: in-cluster config, else $KUBECONFIG or ~/.kube/config")
 	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "watch only this namespace; empty: all namespaces")
 	fs.StringVar(&cfg.DeployerImage, "deployer-image", cfg.DeployerImage, "image of the built-in deployer (Recreate and Rolling)")
+	fs.Var(&cfg.DeployerRequests, "deployer-requests", "requests of every deployer pod whose spec.strategy.resources sets none, as cpu=10m,memory=32Mi (empty: none)")
+	fs.Var(&cfg.DeployerLimits, "deployer-limits", "limits of every deployer pod whose spec.strategy.resources sets none, as cpu=1,memory=256Mi (empty: none)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers of every controller whose own --*-workers is not given")
 	fs.IntVar(&cfg.DCWorkers, "dc-workers", cfg.DCWorkers, "workers of the DeploymentConfig controller")
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
@@ -128,6 +137,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		if r = strings.TrimSpace(r); r != "" {
 			cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
 		}
+	}
+	if cfg.DeployerResources, err = requirements("deployer", cfg.DeployerRequests, cfg.DeployerLimits); err != nil {
+		return cfg, false, err
 	}
 	if cfg.ExecutionHookTTL < 0 {
 		return cfg, false, fmt.Errorf("--execution-hook-ttl must not be negative, not %s", cfg.ExecutionHookTTL)

@@ -121,7 +121,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	metrics := plumbing.NewMetrics(reg)
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
-		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, Resync: cfg.Resync, Events: events,
+		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,
 		DCWorkers: cfg.DCWorkers, DeployerPodWorkers: cfg.DeployerPodWorkers, ImageTriggerWorkers: cfg.ImageTriggerWorkers,
 		Exec: executionhook.NewPodExecutor(rc, kube), ExecutionHooks: executionhook.Options{TTL: cfg.ExecutionHookTTL},
 		ExecutionHookWorkers: cfg.ExecutionHookWorkers,

@@ -51,8 +51,8 @@ type Controller struct {
 	log      *logrus.Entry
 	loop     *plumbing.Loop
 
-	deployerImage string
-	now           func() time.Time
+	defaults Defaults
+	now      func() time.Time
 
 	// writes remembers the versions that this controller's phase writes replaced, so that
 	// a sync never acts on a revision the cache has not caught up with (plumbing.OwnWrites).
@@ -65,26 +65,26 @@ type Controller struct {
 	syncHandler func(ctx context.Context, key string) error
 }
 
-// NewController wires the controller to its informers. deployerImage is the
-// built-in strategy image for Recreate and Rolling revisions.
-func NewController(kube kubernetes.Interface, inf plumbing.Informers, deployerImage string,
+// NewController wires the controller to its informers. defaults give the built-in
+// strategy image and the resources of every deployer pod.
+func NewController(kube kubernetes.Interface, inf plumbing.Informers, defaults Defaults,
 	metrics *plumbing.Metrics, log *logrus.Entry) (*Controller, error) {
 	broadcaster, recorder := plumbing.NewRecorder("stagehand-deployerpod-controller")
 	c := &Controller{
-		kube:          kube,
-		dcLister:      inf.DeploymentConfigs.Lister(),
-		dcSynced:      inf.DeploymentConfigs.Informer().HasSynced,
-		rsLister:      inf.ReplicaSets.Lister(),
-		rsSynced:      inf.ReplicaSets.Informer().HasSynced,
-		podLister:     inf.DeployerPods.Lister(),
-		podSynced:     inf.DeployerPods.Informer().HasSynced,
-		queue:         plumbing.NewQueue(QueueName),
-		recorder:      recorder,
-		metrics:       metrics,
-		log:           log.WithField("controller", QueueName),
-		deployerImage: deployerImage,
-		now:           time.Now,
-		gone:          map[string]int{},
+		kube:      kube,
+		dcLister:  inf.DeploymentConfigs.Lister(),
+		dcSynced:  inf.DeploymentConfigs.Informer().HasSynced,
+		rsLister:  inf.ReplicaSets.Lister(),
+		rsSynced:  inf.ReplicaSets.Informer().HasSynced,
+		podLister: inf.DeployerPods.Lister(),
+		podSynced: inf.DeployerPods.Informer().HasSynced,
+		queue:     plumbing.NewQueue(QueueName),
+		recorder:  recorder,
+		metrics:   metrics,
+		log:       log.WithField("controller", QueueName),
+		defaults:  defaults,
+		now:       time.Now,
+		gone:      map[string]int{},
 	}
 	c.syncHandler = c.syncRevision
 	c.loop = &plumbing.Loop{

@@ -25,7 +25,7 @@ func newFixture(t *testing.T, dcs []*v1alpha1.DeploymentConfig, kubeObjs ...runt
 	t.Helper()
 	f := &fixture{Fixture: controllertest.New(t, dcs, kubeObjs...)}
 	var err error
-	f.pods, err = NewController(f.Kube, f.Informers, "stagehand/deployer:test", nil, logrus.NewEntry(logrus.New()))
+	f.pods, err = NewController(f.Kube, f.Informers, Defaults{Image: "stagehand/deployer:test"}, nil, logrus.NewEntry(logrus.New()))
 	require.NoError(t, err)
 	f.pods.recorder = f.Events
 	return f
@@ -40,7 +40,7 @@ func (f *fixture) syncRevision(name string) error {
 // the given phase.
 func deployerPod(t *testing.T, rs *appsv1.ReplicaSet, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
-	pod, _, err := PodFor(rs, "stagehand/deployer:test")
+	pod, _, err := PodFor(rs, Defaults{Image: "stagehand/deployer:test"})
 	require.NoError(t, err)
 	pod.Status.Phase = phase
 	return pod

@@ -7,15 +7,26 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod"
 )
 
 var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
+// Defaults are what the controller gives every deployer pod where its revision says
+// nothing (controller flags, docs/controller.md).
+type Defaults struct {
+	// Image is the built-in strategy image of Recreate and Rolling revisions.
+	Image string
+	// Resources fill in the requests and limits that spec.strategy.resources lacks, so
+	// that a namespace whose ResourceQuota requires them admits the deployer pod.
+	Resources corev1.ResourceRequirements
+}
+
 // NewPod is the one function that builds a revision's deployer pod (DESIGN.md §5,
 // docs/deployer-contract.md). strategy and template come from the revision's config
-// snapshot, so the pod runs what the revision was created with; deployerImage is the
-// controller's built-in strategy image.
-func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployerImage string) *corev1.Pod {
+// snapshot, so the pod runs what the revision was created with; defaults give the
+// controller's built-in strategy image and the resources the strategy leaves unset.
+func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, defaults Defaults) *corev1.Pod {
 	strategy := spec.Strategy
 	config := rs.Labels[v1alpha1.ConfigLabel]
 
@@ -45,7 +56,7 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployer
 		{Name: v1alpha1.EnvOpenShiftDeploymentName, Value: rs.Name},
 		{Name: v1alpha1.EnvOpenShiftDeploymentNamespace, Value: rs.Namespace},
 	}
-	image := deployerImage
+	image := defaults.Image
 	var command []string
 	if p := strategy.CustomParams; p != nil {
 		if strategy.Type == v1alpha1.DeploymentStrategyTypeCustom && p.Image != "" {
@@ -77,7 +88,7 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, deployer
 				Image:                    image,
 				Command:                  command,
 				Env:                      env,
-				Resources:                strategy.Resources,
+				Resources:                hookpod.WithDefaultResources(strategy.Resources, defaults.Resources),
 				TerminationMessagePath:   v1alpha1.DefaultTerminationMessagePath,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          containerSecurityContext(),
@@ -110,13 +121,14 @@ func containerSecurityContext() *corev1.SecurityContext {
 }
 
 // PodFor is the deployer pod of revision rs, built by NewPod from the revision's config
-// snapshot with defaults applied; it also returns that spec. The error is the snapshot's.
-func PodFor(rs *appsv1.ReplicaSet, deployerImage string) (*corev1.Pod, *v1alpha1.DeploymentConfigSpec, error) {
+// snapshot with the API's defaults applied; it also returns that spec. The error is the
+// snapshot's.
+func PodFor(rs *appsv1.ReplicaSet, defaults Defaults) (*corev1.Pod, *v1alpha1.DeploymentConfigSpec, error) {
 	spec, err := revision.Snapshot(rs)
 	if err != nil {
 		return nil, nil, err
 	}
 	defaulted := &v1alpha1.DeploymentConfig{Spec: *spec}
 	v1alpha1.SetDefaults(defaulted)
-	return NewPod(rs, &defaulted.Spec, deployerImage), &defaulted.Spec, nil
+	return NewPod(rs, &defaulted.Spec, defaults), &defaulted.Spec, nil
 }

@@ -3,6 +3,7 @@ package deployerpod
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -121,7 +122,7 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	if revision.Phase(live) != v1alpha1.RevisionPhaseNew || revision.Cancelled(live) {
 		return nil // the cache is behind; the update event brings the revision back
 	}
-	pod, spec, err := PodFor(live, c.deployerImage)
+	pod, spec, err := PodFor(live, c.defaults)
 	if err != nil {
 		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
 			Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()})
@@ -141,7 +142,7 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	case plumbing.Refused(err):
 		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
 			Reason: v1alpha1.ReasonDeployerPodNotAdmit,
-			Msg:    fmt.Sprintf("the apiserver refused the deployer pod %s: %s", pod.Name, plumbing.APIMessage(err))})
+			Msg:    fmt.Sprintf("the apiserver refused the deployer pod %s: %s%s", pod.Name, plumbing.APIMessage(err), whatToSet(err))})
 	case err != nil:
 		return c.deployerPodNotCreated(ctx, dc, live, spec, pod.Name, err)
 	default:
@@ -175,11 +176,48 @@ func (c *Controller) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.Dep
 			Reason: v1alpha1.ReasonDeployerPodNotAdmit,
 			Msg:    fmt.Sprintf("the deployer pod %s could not be created: %v", podName, createErr)})
 	}
+	until := deadline.UTC().Format(time.RFC3339)
+	if err := c.markWaiting(ctx, rs, fmt.Sprintf("the apiserver refused the deployer pod %s: %s; retrying with back-off until %s",
+		podName, plumbing.APIMessage(createErr), until)); err != nil {
+		return err
+	}
 	c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventDeployerPodCreateFailed, v1alpha1.MsgDeployerPodCreateFailed,
-		podName, createErr, deadline.UTC().Format(time.RFC3339))
+		podName, createErr, until)
 	key, _ := cache.MetaNamespaceKeyFunc(rs)
 	c.queue.AddAfter(key, deadline.Sub(c.now())+time.Second)
 	return fmt.Errorf("creating deployer pod %s: %w", podName, createErr)
+}
+
+// markWaiting records on a New revision what its deployer pod waits for, so that the
+// DeploymentConfig's Progressing condition and kubectl stagehand get say it (DESIGN.md §4,
+// invariant 7). The next phase transition removes it.
+func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, msg string) error {
+	value := revision.FormatStatusReason(v1alpha1.ReasonDeployerPodWaiting, msg)
+	if rs.Annotations[v1alpha1.WaitingAnnotation] == value {
+		return nil
+	}
+	marked := rs.DeepCopy()
+	if marked.Annotations == nil {
+		marked.Annotations = map[string]string{}
+	}
+	marked.Annotations[v1alpha1.WaitingAnnotation] = value
+	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, marked, plumbing.UpdateOptions())
+	if err != nil {
+		return fmt.Errorf("recording what revision %s waits for: %w", rs.Name, err)
+	}
+	c.writes.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, updated.ResourceVersion)
+	*rs = *updated
+	return nil
+}
+
+// whatToSet is the advice for a refusal of the deployer pod that names a field it lacks
+// (a ResourceQuota that requires a resource the controller's defaults do not give).
+func whatToSet(err error) string {
+	if !strings.Contains(err.Error(), "must specify") {
+		return ""
+	}
+	return "; set the deployer's requests and limits in the DeploymentConfig's spec.strategy.resources " +
+		"(or the controller's --deployer-requests and --deployer-limits)"
 }
 
 // deployerPodMissing handles a Pending or Running revision whose deployer pod is not in

@@ -41,7 +41,7 @@ func (f *fixture) syncDC(name string) error {
 // the given phase.
 func deployerPod(t *testing.T, rs *appsv1.ReplicaSet, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
-	pod, _, err := deployerpod.PodFor(rs, "stagehand/deployer:test")
+	pod, _, err := deployerpod.PodFor(rs, deployerpod.Defaults{Image: "stagehand/deployer:test"})
 	require.NoError(t, err)
 	pod.Status.Phase = phase
 	return pod

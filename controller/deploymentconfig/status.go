@@ -82,6 +82,9 @@ func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (meta
 		default:
 			c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonNewReplicaSetCreated
 			c.Message = fmt.Sprintf("revision %s is rolling out (%s)", latest.Name, revision.Phase(latest))
+			if reason, msg := revision.Waiting(latest); reason != "" {
+				c.Reason, c.Message = reason, fmt.Sprintf("revision %s is waiting: %s", latest.Name, msg)
+			}
 		}
 	}
 	return c, true

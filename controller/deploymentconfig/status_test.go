@@ -65,10 +65,19 @@ func TestComputeStatus(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, condition(t, &v1alpha1.DeploymentConfig{Status: s}, "Available").Status)
 	assert.Equal(t, v1alpha1.ReasonNewReplicaSetCreated, condition(t, &v1alpha1.DeploymentConfig{Status: s}, "Progressing").Reason)
 
+	// A New revision whose deployer pod waits for quota says so, and what for.
+	rs2.Annotations[v1alpha1.PhaseAnnotation] = "New"
+	rs2.Annotations[v1alpha1.WaitingAnnotation] = "DeployerPodWaiting: exceeded quota: q, requested: limits.cpu=500m"
+	s = computeStatus(dc, []*appsv1.ReplicaSet{rs1, rs2}, rs2)
+	p := condition(t, &v1alpha1.DeploymentConfig{Status: s}, "Progressing")
+	assert.Equal(t, v1alpha1.ReasonDeployerPodWaiting, p.Reason)
+	assert.Equal(t, metav1.ConditionTrue, p.Status, "waiting is not failing")
+	assert.Equal(t, "revision web-2 is waiting: exceeded quota: q, requested: limits.cpu=500m", p.Message)
+
 	rs2.Annotations[v1alpha1.PhaseAnnotation] = "Failed"
 	rs2.Annotations[v1alpha1.StatusReasonAnnotation] = "HookFailed: boom"
 	s = computeStatus(dc, []*appsv1.ReplicaSet{rs1, rs2}, rs2)
-	p := condition(t, &v1alpha1.DeploymentConfig{Status: s}, "Progressing")
+	p = condition(t, &v1alpha1.DeploymentConfig{Status: s}, "Progressing")
 	assert.Equal(t, v1alpha1.ReasonRolloutFailed, p.Reason)
 	assert.Equal(t, metav1.ConditionFalse, p.Status)
 	assert.Contains(t, p.Message, "HookFailed: boom")

@@ -72,6 +72,7 @@ func withTransition(rs *appsv1.ReplicaSet, t Transition) *appsv1.ReplicaSet {
 		rs.Annotations = map[string]string{}
 	}
 	rs.Annotations[v1alpha1.PhaseAnnotation] = string(t.Phase)
+	delete(rs.Annotations, v1alpha1.WaitingAnnotation) // a New revision's wait is over
 	if t.Phase.IsTerminal() && t.Reason != "" {
 		rs.Annotations[v1alpha1.StatusReasonAnnotation] = revision.FormatStatusReason(t.Reason, t.Msg)
 	}

@@ -65,13 +65,21 @@ func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 	return out
 }
 
-// missingDeployer is a deployer pod that is not there: not created yet, or deleted.
+// missingDeployer is a deployer pod that is not there: not created yet (and what it waits
+// for), never created (the apiserver refused it), or deleted.
 func missingDeployer(rs *appsv1.ReplicaSet, name string) *treeNode {
 	n := &treeNode{name: name, kind: "Deployer", mark: markInactive, status: "Gone",
 		info: []string{"the pod was deleted; the revision keeps its outcome"}}
-	if phase := revision.Phase(rs); phase == v1alpha1.RevisionPhaseNew {
+	phase := revision.Phase(rs)
+	switch reason, msg := revision.StatusReason(rs); {
+	case phase == v1alpha1.RevisionPhaseNew:
 		n.mark, n.status, n.info = markProgress, "Not created yet", nil
-	} else if !phase.IsTerminal() {
+		if _, waiting := revision.Waiting(rs); waiting != "" {
+			n.mark, n.info = markDegraded, []string{waiting}
+		}
+	case phase == v1alpha1.RevisionPhaseFailed && reason == v1alpha1.ReasonDeployerPodNotAdmit:
+		n.mark, n.status, n.info = markFailed, "Not created", []string{msg}
+	case !phase.IsTerminal():
 		n.mark, n.info = markDegraded, []string{"the pod was deleted while the revision is " + string(phase)}
 	}
 	return n

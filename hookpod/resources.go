@@ -1,0 +1,41 @@
+package hookpod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// WithDefaultResources is set with the requests and limits of defaults filled in where
+// set has none for that resource, so that a namespace whose ResourceQuota requires them
+// admits the pod. What set gives always wins, and the result keeps every request at or
+// below its limit: a default request above a limit that set gives is lowered to it, and
+// a default limit below a request that set gives is raised to it. Run-once pods that
+// Stagehand makes for itself (the deployer pod, defer steps) use it; hook pods keep their
+// template container's resources as they are.
+func WithDefaultResources(set, defaults corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *set.DeepCopy()
+	for name, def := range defaults.Requests {
+		if _, ok := out.Requests[name]; ok {
+			continue
+		}
+		if limit, ok := out.Limits[name]; ok && limit.Cmp(def) < 0 {
+			def = limit
+		}
+		if out.Requests == nil {
+			out.Requests = corev1.ResourceList{}
+		}
+		out.Requests[name] = def.DeepCopy()
+	}
+	for name, def := range defaults.Limits {
+		if _, ok := set.Limits[name]; ok {
+			continue
+		}
+		if request, ok := out.Requests[name]; ok && request.Cmp(def) > 0 {
+			def = request
+		}
+		if out.Limits == nil {
+			out.Limits = corev1.ResourceList{}
+		}
+		out.Limits[name] = def.DeepCopy()
+	}
+	return out
+}
