@@ -673,7 +673,7 @@ func TestDeployerCannotExecBeyondTheRevisionsExecHook(t *testing.T) {
 	assert.Empty(t, h.Status.HookStatuses, "nothing ran")
 
 	// And it may not rewrite the snapshot to make its command the revision's.
-	waitForPolicy(t, "stagehand-deployer-revisions", func() error {
+	waitForPolicy(t, revisionSnapshotPolicy, func() error {
 		latest, err := kube.AppsV1().ReplicaSets(s.NS).Get(ctx, rs.Name, metav1.GetOptions{})
 		if err != nil {
 			return err

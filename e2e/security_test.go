@@ -330,7 +330,7 @@ func TestSecurityPoliciesAreInstalledAndTypeCheck(t *testing.T) {
 	requireCluster(t)
 	ctx := context.Background()
 	vaps := env.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies()
-	for _, name := range []string{runCodePolicy, controllerPodsPolicy, controllerBindingsPolicy, controllerAccountsPolicy, controllerRevisionsPolicy} {
+	for _, name := range []string{runCodePolicy, controllerPodsPolicy, controllerBindingsPolicy, controllerAccountsPolicy, controllerRevisionsPolicy, revisionSnapshotPolicy} {
 		_, err := env.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, name, metav1.GetOptions{})
 		assert.NoError(t, err, "the binding of %s", name)
 		deadline := time.Now().Add(policyActivationTimeout)
