@@ -27,3 +27,12 @@ const (
 	// pod; the first by name is used.
 	EventDeferConflict = "DeferPolicyConflict"
 )
+
+// EventDeferScaleDownRemoved (Normal), on a pod chosen for a scale-down that the
+// ReplicaSet controller kept (another pod turned not ready and went first): the
+// DeferPolicy controller deletes it, because its steps have run. The ReplicaSet controller
+// replaces it.
+const (
+	EventDeferScaleDownRemoved = "DeferScaleDownRemoved"
+	MsgDeferScaleDownRemoved   = "Deleted after its BeforeScaleDown steps for the scale-down of ReplicaSet %s: the ReplicaSet controller kept it, and a pod whose steps ran does not keep serving"
+)

@@ -281,14 +281,18 @@ func (c *Controller) policyChanged(obj any) {
 	}
 }
 
-// rsChanged enqueues a ReplicaSet that asks for a deferred scale-down.
+// rsChanged enqueues a ReplicaSet that asks for a deferred scale-down, or that is in the
+// middle of one (a choice, or chosen pods to remove).
 func (c *Controller) rsChanged(obj any) {
 	rs, ok := obj.(*appsv1.ReplicaSet)
 	if !ok {
 		return
 	}
-	if _, ok := rs.Annotations[v1alpha1.DeferScaleDownToAnnotation]; ok {
-		c.add(kindRS, rs.Namespace, rs.Name)
+	for _, a := range []string{v1alpha1.DeferScaleDownToAnnotation, v1alpha1.DeferScaleDownChoiceAnnotation, v1alpha1.DeferScaleDownRemovingAnnotation} {
+		if _, ok := rs.Annotations[a]; ok {
+			c.add(kindRS, rs.Namespace, rs.Name)
+			return
+		}
 	}
 }
 
