@@ -20,6 +20,10 @@ const (
 	// EventDeferSkipped (Warning): the steps did not run, or not all of them, for a
 	// reason that is not theirs (forced deletion, lost node, deleted policy).
 	EventDeferSkipped = "DeferSkipped"
+	// EventDeferStepWaitsForQuota (Warning): a step's pod was refused because a
+	// ResourceQuota is used up; the message names the quota, and the step is tried again
+	// with a back-off within the grace period.
+	EventDeferStepWaitsForQuota = "DeferStepWaitsForQuota"
 	// EventDeferReleased (Warning): someone removed the finalizer on purpose
 	// (kubectl stagehand defer release).
 	EventDeferReleased = "DeferReleased"

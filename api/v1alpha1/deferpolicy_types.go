@@ -277,6 +277,9 @@ type DeferRun struct {
 	Attempt int `json:"attempt,omitempty"`
 	// NotBefore delays the current step's next attempt (back-off).
 	NotBefore *metav1.Time `json:"notBefore,omitempty"`
+	// QuotaWaits counts the current step's pod creations that an exceeded ResourceQuota
+	// refused; they set NotBefore with a capped back-off.
+	QuotaWaits int `json:"quotaWaits,omitempty"`
 	// Failed lists the steps that failed for good, by name.
 	Failed []string `json:"failed,omitempty"`
 	// Outcome is set when the run has ended.

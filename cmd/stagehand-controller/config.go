@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
 	"github.com/stagehand-dev/stagehand/internal/version"
@@ -33,20 +35,28 @@ type config struct {
 	// DeferWorkers move DeferPolicy runs on; a step runs as a pod, not in a worker.
 	DeferWorkers int `envconfig:"DEFER_WORKERS" default:"4"`
 	// DeferStepTTL keeps a finished defer step's pod, and its log, this long.
-	DeferStepTTL     time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
-	ExecutionHookTTL time.Duration `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
-	KubeAPIQPS       float32       `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst     int           `envconfig:"KUBE_API_BURST" default:"200"`
-	Resync           time.Duration `envconfig:"RESYNC" default:"10m"`
-	LeaderElect      bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName        string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace   string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration    time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline    time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod      time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr      string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat        string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel         string        `envconfig:"LOG_LEVEL" default:"info"`
+	DeferStepTTL time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
+	// The default resources of a defer step pod's container, for each one a step does
+	// not set; empty sets none.
+	DeferStepCPURequest    string `envconfig:"DEFER_STEP_CPU_REQUEST" default:"10m"`
+	DeferStepCPULimit      string `envconfig:"DEFER_STEP_CPU_LIMIT" default:"100m"`
+	DeferStepMemoryRequest string `envconfig:"DEFER_STEP_MEMORY_REQUEST" default:"16Mi"`
+	DeferStepMemoryLimit   string `envconfig:"DEFER_STEP_MEMORY_LIMIT" default:"64Mi"`
+	// DeferStepResources is read from the four settings above.
+	DeferStepResources corev1.ResourceRequirements `ignored:"true"`
+	ExecutionHookTTL   time.Duration               `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
+	KubeAPIQPS         float32                     `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst       int                         `envconfig:"KUBE_API_BURST" default:"200"`
+	Resync             time.Duration               `envconfig:"RESYNC" default:"10m"`
+	LeaderElect        bool                        `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName          string                      `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace     string                      `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration      time.Duration               `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline      time.Duration               `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod        time.Duration               `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr        string                      `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat          string                      `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel           string                      `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -78,6 +88,10 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
 	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
 	fs.DurationVar(&cfg.DeferStepTTL, "defer-step-ttl", cfg.DeferStepTTL, "how long a finished DeferPolicy step's pod (and its log) is kept")
+	fs.StringVar(&cfg.DeferStepCPURequest, "defer-step-cpu-request", cfg.DeferStepCPURequest, "CPU request of a DeferPolicy step's pod when the step sets none; empty: none")
+	fs.StringVar(&cfg.DeferStepCPULimit, "defer-step-cpu-limit", cfg.DeferStepCPULimit, "CPU limit of a DeferPolicy step's pod when the step sets none; empty: none")
+	fs.StringVar(&cfg.DeferStepMemoryRequest, "defer-step-memory-request", cfg.DeferStepMemoryRequest, "memory request of a DeferPolicy step's pod when the step sets none; empty: none")
+	fs.StringVar(&cfg.DeferStepMemoryLimit, "defer-step-memory-limit", cfg.DeferStepMemoryLimit, "memory limit of a DeferPolicy step's pod when the step sets none; empty: none")
 	fs.IntVar(&cfg.DeferWorkers, "defer-workers", cfg.DeferWorkers, "workers of the DeferPolicy controller (each step runs as a pod; a worker only moves runs on)")
 	fs.IntVar(&cfg.ExecutionHookWorkers, "execution-hook-workers", cfg.ExecutionHookWorkers, "workers of the ExecutionHook controller (they start hooks; the commands run concurrently anyway)")
 	fs.DurationVar(&cfg.ExecutionHookTTL, "execution-hook-ttl", cfg.ExecutionHookTTL, "delete a finished ExecutionHook this long after it finished, unless it sets ttlSecondsAfterFinished (0 keeps them)")
@@ -129,6 +143,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 			cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
 		}
 	}
+	if cfg.DeferStepResources, err = stepResources(cfg); err != nil {
+		return cfg, false, err
+	}
 	if cfg.ExecutionHookTTL < 0 {
 		return cfg, false, fmt.Errorf("--execution-hook-ttl must not be negative, not %s", cfg.ExecutionHookTTL)
 	}
@@ -153,6 +170,37 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		}
 	}
 	return cfg, showVersion, nil
+}
+
+// stepResources reads the --defer-step-* resource settings. A request above its limit is
+// refused: every step pod would be refused.
+func stepResources(cfg config) (corev1.ResourceRequirements, error) {
+	out := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	for _, s := range []struct {
+		flag, value string
+		name        corev1.ResourceName
+		list        corev1.ResourceList
+	}{
+		{"--defer-step-cpu-request", cfg.DeferStepCPURequest, corev1.ResourceCPU, out.Requests},
+		{"--defer-step-cpu-limit", cfg.DeferStepCPULimit, corev1.ResourceCPU, out.Limits},
+		{"--defer-step-memory-request", cfg.DeferStepMemoryRequest, corev1.ResourceMemory, out.Requests},
+		{"--defer-step-memory-limit", cfg.DeferStepMemoryLimit, corev1.ResourceMemory, out.Limits},
+	} {
+		if s.value == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(s.value)
+		if err != nil || q.Sign() <= 0 {
+			return out, fmt.Errorf("%s must be a positive quantity such as 100m or 64Mi, not %q", s.flag, s.value)
+		}
+		s.list[s.name] = q
+	}
+	for name, req := range out.Requests {
+		if limit, ok := out.Limits[name]; ok && req.Cmp(limit) > 0 {
+			return out, fmt.Errorf("the default %s request of a defer step (%s) is above its limit (%s)", name, req.String(), limit.String())
+		}
+	}
+	return out, nil
 }
 
 // envSet reports whether the setting name is given in the environment, as envconfig reads

@@ -52,6 +52,10 @@ const byNode = "byNode"
 type Options struct {
 	// StepTTL keeps a finished step's pod this long; 0 means DefaultStepTTL.
 	StepTTL time.Duration
+	// StepResources are the default requests and limits of a step pod's container, for
+	// each resource a step does not set itself; empty sets none. The binary's defaults
+	// are DefaultStepResources.
+	StepResources corev1.ResourceRequirements
 }
 
 // Controller runs DeferPolicies.
@@ -70,6 +74,8 @@ type Controller struct {
 	loop      *plumbing.Loop
 	now       func() time.Time
 	stepTTL   time.Duration
+
+	stepResources corev1.ResourceRequirements
 
 	// deletions remembers, by pod UID, how this process first saw each pod being
 	// deleted: the grace period, and whether its containers still ran. A run record on
@@ -95,6 +101,7 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		queue: plumbing.NewQueue(QueueName), recorder: recorder, metrics: metrics,
 		log: log.WithField("controller", QueueName), now: time.Now,
 		deletions: map[types.UID]deletionSeen{}, stepTTL: opts.StepTTL,
+		stepResources: opts.StepResources,
 	}
 	if c.stepTTL <= 0 {
 		c.stepTTL = DefaultStepTTL
