@@ -88,9 +88,13 @@ func (c *Controller) selecting(pod *corev1.Pod, when v1alpha1.DeferWhen) (*v1alp
 
 // ensureFinalizer adds the finalizer to a running pod that an AfterTermination policy
 // selects and that lacks it. The shipped MutatingAdmissionPolicy adds it at creation;
-// this covers pods created before the policy and clusters without that admission.
+// this covers pods created before the policy and clusters without that admission. A pod
+// released on purpose (kubectl stagehand defer release) is left without it.
 func (c *Controller) ensureFinalizer(ctx context.Context, pod *corev1.Pod) error {
 	if v1alpha1.HasDeferFinalizer(pod) || isTerminal(pod) {
+		return nil
+	}
+	if _, released := pod.Annotations[v1alpha1.DeferReleasedAnnotation]; released {
 		return nil
 	}
 	policy, _, err := c.selecting(pod, v1alpha1.DeferAfterTermination)

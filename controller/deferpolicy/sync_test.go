@@ -386,3 +386,21 @@ func TestAForcedDeletionNamesThePolicyInItsEvent(t *testing.T) {
 	assert.Contains(t, event, "DeferPolicy cleanup:")
 	assert.NotContains(t, event, "no DeferPolicy")
 }
+
+// kubectl stagehand defer release records the release on a running pod: the controller
+// does not add the finalizer back (issue 22 item 11).
+func TestEnsureFinalizerLeavesAReleasedPod(t *testing.T) {
+	released := runningPod()
+	released.Finalizers = nil
+	released.Annotations = map[string]string{v1alpha1.DeferReleasedAnnotation: "2030-03-01T12:00:00Z"}
+	lacking := runningPod()
+	lacking.Finalizers = nil
+
+	f := newFixture(t, released, cleanup())
+	f.syncPod(podName)
+	assert.Empty(t, f.actions(), "a released pod stays without the finalizer")
+
+	f = newFixture(t, lacking, cleanup())
+	f.syncPod(podName)
+	assert.Equal(t, []string{"update pods db-0"}, f.actions(), "a pod that was never released gets it")
+}
