@@ -6,19 +6,19 @@ import (
 
 // WithDefaultResources is set with the requests and limits of defaults filled in where
 // set has none for that resource, so that a namespace whose ResourceQuota requires them
-// admits the pod. What set gives always wins, and the result keeps every request at or
-// below its limit: a default request above a limit that set gives is lowered to it, and
-// a default limit below a request that set gives is raised to it. Run-once pods that
-// Stagehand makes for itself (the deployer pod, defer steps) use it; hook pods keep their
-// template container's resources as they are.
+// admits the pod. What set gives always wins. A resource that set limits but does not
+// request gets no default request: the apiserver makes its request equal to the limit, as
+// for any container. A default limit below a request that set gives is raised to it, so
+// every request stays at or below its limit. Run-once pods that Stagehand makes for
+// itself (the deployer pod, defer step pods) use it; hook pods keep their template
+// container's resources as they are.
 func WithDefaultResources(set, defaults corev1.ResourceRequirements) corev1.ResourceRequirements {
 	out := *set.DeepCopy()
 	for name, def := range defaults.Requests {
-		if _, ok := out.Requests[name]; ok {
+		_, requested := out.Requests[name]
+		_, limited := out.Limits[name]
+		if requested || limited {
 			continue
-		}
-		if limit, ok := out.Limits[name]; ok && limit.Cmp(def) < 0 {
-			def = limit
 		}
 		if out.Requests == nil {
 			out.Requests = corev1.ResourceList{}

@@ -20,10 +20,23 @@ const (
 	// EventDeferSkipped (Warning): the steps did not run, or not all of them, for a
 	// reason that is not theirs (forced deletion, lost node, deleted policy).
 	EventDeferSkipped = "DeferSkipped"
+	// EventDeferStepWaitsForQuota (Warning): a step's pod was refused because a
+	// ResourceQuota is used up; the message names the quota, and the step is tried again
+	// with a back-off within the grace period.
+	EventDeferStepWaitsForQuota = "DeferStepWaitsForQuota"
 	// EventDeferReleased (Warning): someone removed the finalizer on purpose
 	// (kubectl stagehand defer release).
 	EventDeferReleased = "DeferReleased"
 	// EventDeferConflict (Warning): more than one policy of the same kind selects the
 	// pod; the first by name is used.
 	EventDeferConflict = "DeferPolicyConflict"
+)
+
+// EventDeferScaleDownRemoved (Normal), on a pod chosen for a scale-down that the
+// ReplicaSet controller kept (another pod turned not ready and went first): the
+// DeferPolicy controller deletes it, because its steps have run. The ReplicaSet controller
+// replaces it.
+const (
+	EventDeferScaleDownRemoved = "DeferScaleDownRemoved"
+	MsgDeferScaleDownRemoved   = "Deleted after its BeforeScaleDown steps for the scale-down of ReplicaSet %s: the ReplicaSet controller kept it, and a pod whose steps ran does not keep serving"
 )

@@ -35,6 +35,10 @@ const (
 	// run. The deployer and the DeploymentConfig controller write it instead of lowering
 	// the replicas themselves.
 	DeferScaleDownToAnnotation = GroupName + "/defer-scale-down-to"
+	// DeferReleasedAnnotation on a pod records that someone removed the finalizer on
+	// purpose (kubectl stagehand defer release), with the time: the controller does not
+	// add the finalizer back to that pod.
+	DeferReleasedAnnotation = GroupName + "/defer-released"
 	// PodDeletionCostAnnotation is the ReplicaSet controller's hint: of two otherwise
 	// equal pods, the one with the lower cost is removed first.
 	PodDeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
@@ -277,6 +281,9 @@ type DeferRun struct {
 	Attempt int `json:"attempt,omitempty"`
 	// NotBefore delays the current step's next attempt (back-off).
 	NotBefore *metav1.Time `json:"notBefore,omitempty"`
+	// QuotaWaits counts the current step's pod creations that an exceeded ResourceQuota
+	// refused; they set NotBefore with a capped back-off.
+	QuotaWaits int `json:"quotaWaits,omitempty"`
 	// Failed lists the steps that failed for good, by name.
 	Failed []string `json:"failed,omitempty"`
 	// Outcome is set when the run has ended.

@@ -395,7 +395,7 @@ func (r *releaseResult) print(streams genericiooptions.IOStreams) {
 	}
 	fmt.Fprintf(streams.Out, "pod/%s released: finalizer %s removed, %s stopped\n", r.pod, v1alpha1.DeferFinalizer, runningSteps(len(r.stopped)))
 	if !r.terminating {
-		fmt.Fprintf(streams.ErrOut, "note: pod/%s is not being deleted; while a DeferPolicy selects it and the controller runs, the controller adds the finalizer again\n", r.pod)
+		fmt.Fprintf(streams.ErrOut, "note: pod/%s is not being deleted; it stays without the finalizer (annotation %s), so its AfterTermination steps will not run when it is deleted\n", r.pod, v1alpha1.DeferReleasedAnnotation)
 	}
 	if r.eventErr != nil {
 		fmt.Fprintf(streams.ErrOut, "warning: the event %s could not be recorded on pod/%s: %v\n", v1alpha1.EventDeferReleased, r.pod, r.eventErr)
@@ -436,6 +436,14 @@ func (d *deferClient) release(ctx context.Context, ns, name, reason string) (*re
 		}
 		cp := pod.DeepCopy()
 		cp.Finalizers = slices.DeleteFunc(cp.Finalizers, func(f string) bool { return f == v1alpha1.DeferFinalizer })
+		if cp.DeletionTimestamp == nil {
+			// The controller does not add the finalizer back to a running pod
+			// released so.
+			if cp.Annotations == nil {
+				cp.Annotations = map[string]string{}
+			}
+			cp.Annotations[v1alpha1.DeferReleasedAnnotation] = d.now().UTC().Format(time.RFC3339)
+		}
 		pod = nil // a conflict reads it again
 		updated, err := pods.Update(ctx, cp, metav1.UpdateOptions{})
 		if err != nil {

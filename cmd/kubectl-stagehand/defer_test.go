@@ -250,7 +250,7 @@ func TestDeferReleaseOfAPodWithoutTheFinalizerWritesNothing(t *testing.T) {
 	assert.Equal(t, "pod/web-1 does not carry the finalizer stagehand.dev/defer: nothing to release\n", out)
 }
 
-func TestDeferReleaseOfARunningPodSaysTheControllerMayAddItBack(t *testing.T) {
+func TestDeferReleaseOfARunningPodRecordsItSoThatTheControllerLeavesIt(t *testing.T) {
 	pod := deferredPod("web-1", nil, false)
 	pod.Finalizers = []string{v1alpha1.DeferFinalizer}
 	kube := kubefake.NewClientset(pod)
@@ -259,6 +259,10 @@ func TestDeferReleaseOfARunningPodSaysTheControllerMayAddItBack(t *testing.T) {
 	out, errOut := releaseOutput(t, res)
 	assert.Equal(t, "pod/web-1 released: finalizer stagehand.dev/defer removed, 0 running steps stopped\n", out)
 	assert.Contains(t, errOut, "is not being deleted")
+	assert.Contains(t, errOut, "stays without the finalizer")
+	got, err := kube.CoreV1().Pods("shop").Get(context.Background(), "web-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, got.Annotations, v1alpha1.DeferReleasedAnnotation, "the controller reads it and does not add the finalizer back")
 	events, err := kube.CoreV1().Events("shop").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, events.Items, 1)

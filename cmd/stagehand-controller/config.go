@@ -40,20 +40,26 @@ type config struct {
 	// DeferWorkers move DeferPolicy runs on; a step runs as a pod, not in a worker.
 	DeferWorkers int `envconfig:"DEFER_WORKERS" default:"4"`
 	// DeferStepTTL keeps a finished defer step's pod, and its log, this long.
-	DeferStepTTL     time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
-	ExecutionHookTTL time.Duration `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
-	KubeAPIQPS       float32       `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst     int           `envconfig:"KUBE_API_BURST" default:"200"`
-	Resync           time.Duration `envconfig:"RESYNC" default:"10m"`
-	LeaderElect      bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName        string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace   string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration    time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline    time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod      time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr      string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat        string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel         string        `envconfig:"LOG_LEVEL" default:"info"`
+	DeferStepTTL time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
+	// DeferStepRequests and DeferStepLimits go to every DeferPolicy step pod whose step
+	// leaves them unset (docs/defer.md).
+	DeferStepRequests resourceList `envconfig:"DEFER_STEP_REQUESTS" default:"cpu=10m,memory=16Mi"`
+	DeferStepLimits   resourceList `envconfig:"DEFER_STEP_LIMITS" default:"cpu=100m,memory=64Mi"`
+	// DeferStepResources pairs the two, once checked.
+	DeferStepResources corev1.ResourceRequirements `ignored:"true"`
+	ExecutionHookTTL   time.Duration               `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
+	KubeAPIQPS         float32                     `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst       int                         `envconfig:"KUBE_API_BURST" default:"200"`
+	Resync             time.Duration               `envconfig:"RESYNC" default:"10m"`
+	LeaderElect        bool                        `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName          string                      `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace     string                      `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration      time.Duration               `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline      time.Duration               `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod        time.Duration               `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr        string                      `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat          string                      `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel           string                      `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -87,6 +93,8 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
 	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
 	fs.DurationVar(&cfg.DeferStepTTL, "defer-step-ttl", cfg.DeferStepTTL, "how long a finished DeferPolicy step's pod (and its log) is kept")
+	fs.Var(&cfg.DeferStepRequests, "defer-step-requests", "requests of every DeferPolicy step pod, for what its step leaves unset, as cpu=10m,memory=16Mi (empty: none)")
+	fs.Var(&cfg.DeferStepLimits, "defer-step-limits", "limits of every DeferPolicy step pod, for what its step leaves unset, as cpu=100m,memory=64Mi (empty: none)")
 	fs.IntVar(&cfg.DeferWorkers, "defer-workers", cfg.DeferWorkers, "workers of the DeferPolicy controller (each step runs as a pod; a worker only moves runs on)")
 	fs.IntVar(&cfg.ExecutionHookWorkers, "execution-hook-workers", cfg.ExecutionHookWorkers, "workers of the ExecutionHook controller (they start hooks; the commands run concurrently anyway)")
 	fs.DurationVar(&cfg.ExecutionHookTTL, "execution-hook-ttl", cfg.ExecutionHookTTL, "delete a finished ExecutionHook this long after it finished, unless it sets ttlSecondsAfterFinished (0 keeps them)")
@@ -139,6 +147,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		}
 	}
 	if cfg.DeployerResources, err = requirements("deployer", cfg.DeployerRequests, cfg.DeployerLimits); err != nil {
+		return cfg, false, err
+	}
+	if cfg.DeferStepResources, err = requirements("defer-step", cfg.DeferStepRequests, cfg.DeferStepLimits); err != nil {
 		return cfg, false, err
 	}
 	if cfg.ExecutionHookTTL < 0 {

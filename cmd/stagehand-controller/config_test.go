@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestLoadConfigKubeAPIRateLimit(t *testing.T) {
@@ -57,4 +58,24 @@ func TestLoadConfigWorkers(t *testing.T) {
 			assert.Equal(t, tt.triggers, cfg.ImageTriggerWorkers, "image-trigger workers")
 		})
 	}
+}
+
+func TestLoadConfigDeferStepResources(t *testing.T) {
+	cfg, _, err := loadConfig(nil)
+	require.NoError(t, err)
+	r := cfg.DeferStepResources
+	assert.Equal(t, "10m", r.Requests.Cpu().String())
+	assert.Equal(t, "100m", r.Limits.Cpu().String())
+	assert.Equal(t, "16Mi", r.Requests.Memory().String())
+	assert.Equal(t, "64Mi", r.Limits.Memory().String())
+
+	cfg, _, err = loadConfig([]string{"--defer-step-limits=memory=64Mi", "--defer-step-requests=cpu=10m,memory=32Mi"})
+	require.NoError(t, err)
+	assert.NotContains(t, cfg.DeferStepResources.Limits, corev1.ResourceCPU, "a resource left out has no default")
+	assert.Equal(t, "32Mi", cfg.DeferStepResources.Requests.Memory().String())
+
+	_, _, err = loadConfig([]string{"--defer-step-requests=memory=1Gi"})
+	assert.ErrorContains(t, err, "--defer-step-requests memory=1Gi is above --defer-step-limits memory=64Mi")
+	_, _, err = loadConfig([]string{"--defer-step-requests=cpu=lots"})
+	assert.ErrorContains(t, err, "cpu=lots")
 }

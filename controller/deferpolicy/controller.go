@@ -52,6 +52,10 @@ const byNode = "byNode"
 type Options struct {
 	// StepTTL keeps a finished step's pod this long; 0 means DefaultStepTTL.
 	StepTTL time.Duration
+	// StepResources are the default requests and limits of a step pod's container, for
+	// each resource a step does not set itself; empty sets none. The binary's defaults
+	// are DefaultStepResources.
+	StepResources corev1.ResourceRequirements
 }
 
 // Controller runs DeferPolicies.
@@ -71,11 +75,13 @@ type Controller struct {
 	now       func() time.Time
 	stepTTL   time.Duration
 
-	// deletions remembers, by pod UID, the deletion grace period at which this process
-	// first saw each pod being deleted: 0 is a forced deletion. A run record on the pod
-	// makes it durable; this only covers the moments before the record is written.
+	stepResources corev1.ResourceRequirements
+
+	// deletions remembers, by pod UID, how this process first saw each pod being
+	// deleted: the grace period, and whether its containers still ran. A run record on
+	// the pod makes it durable; this only covers the moments before the record is written.
 	mu        sync.Mutex
-	deletions map[types.UID]int64
+	deletions map[types.UID]deletionSeen
 
 	// syncHandler is a field so that tests can call it directly.
 	syncHandler func(ctx context.Context, key string) error
@@ -94,7 +100,8 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		nodes: nodes.Lister(), policies: policies.Lister(), rsets: rsets.Lister(),
 		queue: plumbing.NewQueue(QueueName), recorder: recorder, metrics: metrics,
 		log: log.WithField("controller", QueueName), now: time.Now,
-		deletions: map[types.UID]int64{}, stepTTL: opts.StepTTL,
+		deletions: map[types.UID]deletionSeen{}, stepTTL: opts.StepTTL,
+		stepResources: opts.StepResources,
 	}
 	if c.stepTTL <= 0 {
 		c.stepTTL = DefaultStepTTL
@@ -184,11 +191,13 @@ func (c *Controller) podChanged(old, cur any) {
 	if pod.DeletionTimestamp != nil && v1alpha1.HasDeferFinalizer(pod) {
 		c.mu.Lock()
 		if _, seen := c.deletions[pod.UID]; !seen {
-			var grace int64 = -1 // unknown
+			first := deletionSeen{grace: -1} // unknown
 			if oldPod, ok := old.(*corev1.Pod); ok && oldPod.DeletionTimestamp == nil && pod.DeletionGracePeriodSeconds != nil {
-				grace = *pod.DeletionGracePeriodSeconds
+				// The deletion's own write changes no status: the containers ran at
+				// the deletion if they run in this copy.
+				first = deletionSeen{grace: *pod.DeletionGracePeriodSeconds, running: !stopped(pod)}
 			}
-			c.deletions[pod.UID] = grace
+			c.deletions[pod.UID] = first
 		}
 		c.mu.Unlock()
 	}
@@ -219,16 +228,29 @@ func (c *Controller) podDeleted(obj any) {
 	}
 }
 
-// firstSeenGrace is the deletion grace period at which this process first saw pod being
-// deleted, or -1 when it does not know (it saw the pod first already deleted).
-func (c *Controller) firstSeenGrace(pod *corev1.Pod) int64 {
+// deletionSeen is how this process first saw a pod's deletion start.
+type deletionSeen struct {
+	// grace is the deletion's grace period, -1 when unknown (the pod was first seen
+	// already deleted).
+	grace int64
+	// running is whether the pod's containers still ran when the deletion started.
+	running bool
+}
+
+// firstSeen is how this process first saw pod's deletion start; grace -1 when it does
+// not know.
+func (c *Controller) firstSeen(pod *corev1.Pod) deletionSeen {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if g, ok := c.deletions[pod.UID]; ok {
-		return g
+	if d, ok := c.deletions[pod.UID]; ok {
+		return d
 	}
-	return -1
+	return deletionSeen{grace: -1}
 }
+
+// firstSeenGrace is the deletion grace period at which this process first saw pod being
+// deleted, or -1 when it does not know (it saw the pod first already deleted).
+func (c *Controller) firstSeenGrace(pod *corev1.Pod) int64 { return c.firstSeen(pod).grace }
 
 // nodeChanged enqueues the deleted pods on a Node that went away or is not Ready.
 func (c *Controller) nodeChanged(obj any) {
@@ -266,14 +288,18 @@ func (c *Controller) policyChanged(obj any) {
 	}
 }
 
-// rsChanged enqueues a ReplicaSet that asks for a deferred scale-down.
+// rsChanged enqueues a ReplicaSet that asks for a deferred scale-down, or that is in the
+// middle of one (a choice, or chosen pods to remove).
 func (c *Controller) rsChanged(obj any) {
 	rs, ok := obj.(*appsv1.ReplicaSet)
 	if !ok {
 		return
 	}
-	if _, ok := rs.Annotations[v1alpha1.DeferScaleDownToAnnotation]; ok {
-		c.add(kindRS, rs.Namespace, rs.Name)
+	for _, a := range []string{v1alpha1.DeferScaleDownToAnnotation, v1alpha1.DeferScaleDownChoiceAnnotation, v1alpha1.DeferScaleDownRemovingAnnotation} {
+		if _, ok := rs.Annotations[a]; ok {
+			c.add(kindRS, rs.Namespace, rs.Name)
+			return
+		}
 	}
 }
 

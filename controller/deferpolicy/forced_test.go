@@ -5,13 +5,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
-// The controller learns the grace period a deletion started with from the pod's update
-// events (podChanged); forced reads it back.
+// The controller learns the grace period a deletion started with, and whether the
+// containers still ran then, from the pod's update events (podChanged); forced reads it
+// back. Only a user's forced deletion of a pod whose containers still run is forced
+// (DESIGN.md §4 invariant 8): the apiserver deletes every Succeeded or Failed pod at 0,
+// and a kubelet deletes every stopped pod again at 0.
 func TestForcedTellsAForcedDeletionFromTheKubeletsFinalDelete(t *testing.T) {
 	running := runningPod()
 	stopped := ended(runningPod(), corev1.PodSucceeded)
+	failed := ended(runningPod(), corev1.PodFailed)
+	noGrace := runningPod()
+	noGrace.Spec.TerminationGracePeriodSeconds = ptr.To(int64(0))
 	for _, tc := range []struct {
 		name string
 		// seen are the pod's states as the informer delivers them, in order; the last
@@ -19,7 +26,11 @@ func TestForcedTellsAForcedDeletionFromTheKubeletsFinalDelete(t *testing.T) {
 		seen []*corev1.Pod
 		want bool
 	}{
-		{"deleted at 0 and seen so from the start", []*corev1.Pod{running, deleting(stopped, 0)}, true},
+		{"deleted at 0 while running, seen so from the start, stopped since", []*corev1.Pod{running, deleting(running, 0), deleting(stopped, 0)}, true},
+		{"a Succeeded pod deleted plainly (the apiserver sets 0)", []*corev1.Pod{stopped, deleting(stopped, 0)}, false},
+		{"a Failed pod deleted plainly (the apiserver sets 0)", []*corev1.Pod{failed, deleting(failed, 0)}, false},
+		{"a Succeeded pod, first seen already deleted", []*corev1.Pod{nil, deleting(stopped, 0)}, false},
+		{"terminationGracePeriodSeconds 0, deleted plainly while running", []*corev1.Pod{noGrace, deleting(noGrace, 0)}, false},
 		{"at 0 while the containers still run, first seen unknown", []*corev1.Pod{nil, deleting(running, 0)}, true},
 		{"at 0 while the containers still run, first seen graceful", []*corev1.Pod{running, deleting(running, 30), deleting(running, 0)}, true},
 		{"at 0 once stopped, first seen graceful", []*corev1.Pod{running, deleting(running, 30), deleting(stopped, 0)}, false},
@@ -46,7 +57,7 @@ func TestForcedTellsAForcedDeletionFromTheKubeletsFinalDelete(t *testing.T) {
 			got, why := f.c.forced(last)
 			assert.Equal(t, tc.want, got)
 			if tc.want {
-				assert.Contains(t, why, "grace period 0")
+				assert.Contains(t, why, "grace period 0 while its containers ran")
 			} else {
 				assert.Empty(t, why)
 			}

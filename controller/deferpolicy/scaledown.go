@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,10 +20,22 @@ import (
 // is, so that the ReplicaSet controller removes exactly the chosen pods.
 const chosenCost = math.MinInt32
 
-// syncScaleDown serves a ReplicaSet's stagehand.dev/defer-scale-down-to: it chooses the
-// pods that the scale-down will remove, marks them, lets their BeforeScaleDown steps run,
-// and lowers the replicas once every chosen pod's run has an outcome. Without a policy
-// that selects the ReplicaSet's pods it lowers the replicas at once.
+// syncScaleDown serves a ReplicaSet's stagehand.dev/defer-scale-down-to so that the pods
+// whose BeforeScaleDown steps run are exactly the pods that go (DESIGN.md §4 invariant 8):
+//
+//  1. It records the chosen pods on the ReplicaSet (the choice) before it marks any of
+//     them. That write is guarded by the ReplicaSet's resourceVersion, so a sync that reads
+//     a stale cache cannot choose a second set: it conflicts and reads again.
+//  2. It marks the chosen pods with the lowest deletion cost and a run; their steps run.
+//  3. Once every chosen pod's run has ended, and the ReplicaSet controller would remove
+//     exactly the chosen pods (a pod that turned not ready meanwhile would go first: it is
+//     chosen too, and runs its steps), it lowers the replicas and moves the choice to the
+//     removing list, in one write.
+//  4. removeChosen deletes any chosen pod the ReplicaSet controller kept.
+//
+// A choice, once made, is carried out even if the request is withdrawn: a pod whose
+// steps ran must not keep serving. Without a policy that selects the ReplicaSet's pods,
+// and without a choice, it lowers the replicas at once.
 func (c *Controller) syncScaleDown(ctx context.Context, ns, name string) error {
 	rs, err := c.rsets.ReplicaSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -33,63 +44,155 @@ func (c *Controller) syncScaleDown(ctx context.Context, ns, name string) error {
 	if err != nil {
 		return err
 	}
-	raw, ok := rs.Annotations[v1alpha1.DeferScaleDownToAnnotation]
-	if !ok {
-		return nil
+	if removing := v1alpha1.DeferScaleDownRemovingOf(rs); len(removing) > 0 {
+		return c.removeChosen(ctx, rs, removing)
 	}
-	target, err := strconv.ParseInt(raw, 10, 32)
-	current := int32(1)
-	if rs.Spec.Replicas != nil {
-		current = *rs.Spec.Replicas
-	}
-	if err != nil || target < 0 || int32(target) >= current {
-		return c.scaleTo(ctx, rs, current) // nothing to lower: drop the request
-	}
+	current := rsReplicas(rs)
+	to, asked := v1alpha1.DeferScaleDownRequestOf(rs)
+	lowers := asked && to < current
+	choiceTo, chosen, chose := v1alpha1.DeferScaleDownChoiceOf(rs)
 	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Labels: rs.Spec.Template.Labels}}
 	policy, _, err := c.selecting(probe, v1alpha1.DeferBeforeScaleDown)
 	if err != nil {
 		return err
 	}
-	if policy == nil {
-		return c.scaleTo(ctx, rs, int32(target))
+	switch {
+	case !chose && !v1alpha1.HasDeferScaleDownRequest(rs):
+		return nil
+	case !chose && !lowers:
+		return c.scaleTo(ctx, rs, current, nil) // nothing to lower: drop the request
+	case !chose && policy == nil:
+		return c.scaleTo(ctx, rs, to, nil)
 	}
 	if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != current {
-		// The ReplicaSet controller has not yet removed the pods of the last scale-down:
-		// they would be counted twice. Its status update brings the ReplicaSet back.
+		// The ReplicaSet controller has not yet caught up with the last change: its pods
+		// would be counted twice. Its status update brings the ReplicaSet back.
 		return nil
 	}
 	pods, err := c.podsOf(rs)
 	if err != nil {
 		return err
 	}
-	// The mark names the request, so that a pod chosen for an earlier request that the
-	// ReplicaSet controller did not remove runs its steps again for this one.
-	mark := rs.Name + "/" + strconv.FormatInt(target, 10)
-	var chosen, rest []*corev1.Pod
+	if !chose {
+		choiceTo = to
+	}
+	live, rest := splitChosen(pods, chosen)
+	if lowers && len(live) < int(current-to) {
+		rankForRemoval(rest)
+		more := rest[:min(int(current-to)-len(live), len(rest))]
+		return c.writeChoice(ctx, rs, choiceTo, append(live, more...))
+	}
+	if len(live) != len(chosen) && len(live) > 0 {
+		return c.writeChoice(ctx, rs, choiceTo, live) // forget chosen pods that went
+	}
+	waiting, err := c.markChosen(ctx, rs, v1alpha1.DeferScaleDownMark(rs.Name, choiceTo), live, policy)
+	if err != nil || waiting {
+		return err
+	}
+	target := current
+	if lowers {
+		target = to
+		if ahead := rankedAhead(live, rest); len(ahead) > 0 && policy != nil {
+			// These would go before the chosen pods: they go too, after their steps.
+			return c.writeChoice(ctx, rs, choiceTo, append(live, ahead...))
+		}
+	}
+	return c.scaleTo(ctx, rs, target, live)
+}
+
+// markChosen marks the chosen pods that are not marked yet (waiting: their updates bring
+// the ReplicaSet back), and reports whether a chosen pod's run has not ended. Without a
+// policy a pod that is not marked runs no steps.
+func (c *Controller) markChosen(ctx context.Context, rs *appsv1.ReplicaSet, mark string, chosen []*corev1.Pod, policy *v1alpha1.DeferPolicy) (bool, error) {
+	waiting := false
+	for _, p := range chosen {
+		if p.Annotations[v1alpha1.DeferScaleDownAnnotation] != mark {
+			if policy == nil {
+				continue
+			}
+			if err := c.choose(ctx, p, rs, mark, policy); err != nil {
+				return true, err
+			}
+			waiting = true
+			continue
+		}
+		if run, err := v1alpha1.DeferRunOf(p); err == nil && run != nil && !run.Done() {
+			waiting = true // a chosen pod's steps still run
+		}
+	}
+	return waiting, nil
+}
+
+// writeChoice records the chosen pods on rs. The write carries rs's resourceVersion: a
+// choice made from a stale cache conflicts instead of adding a second set of pods.
+func (c *Controller) writeChoice(ctx context.Context, rs *appsv1.ReplicaSet, to int32, chosen []*corev1.Pod) error {
+	names := make([]string, 0, len(chosen))
+	for _, p := range chosen {
+		names = append(names, p.Name)
+	}
+	cp := rs.DeepCopy()
+	cp.Annotations[v1alpha1.DeferScaleDownChoiceAnnotation] = v1alpha1.DeferScaleDownChoice(to, names)
+	return c.updateRS(ctx, cp, fmt.Sprintf("recording the pods chosen for the scale-down of ReplicaSet %s", rs.Name))
+}
+
+// removeChosen deletes the chosen pods that the ReplicaSet controller kept, once it has
+// caught up with the lowered replicas, and drops the removing list when each of them is
+// gone or being deleted.
+func (c *Controller) removeChosen(ctx context.Context, rs *appsv1.ReplicaSet, names []string) error {
+	if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != rsReplicas(rs) {
+		return nil // its status update brings the ReplicaSet back
+	}
+	kept := 0
+	for _, name := range names {
+		p, err := c.pods.Pods(rs.Namespace).Get(name)
+		if apierrors.IsNotFound(err) || (err == nil && (p.DeletionTimestamp != nil || !metav1.IsControlledBy(p, rs))) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		kept++
+		uid := p.UID
+		err = c.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("removing pod %s, chosen for the scale-down of %s: %w", p.Name, rs.Name, err)
+		}
+		c.recorder.Eventf(p, corev1.EventTypeNormal, v1alpha1.EventDeferScaleDownRemoved, v1alpha1.MsgDeferScaleDownRemoved, rs.Name)
+	}
+	if kept > 0 {
+		return plumbing.RequeueAfter(time.Second, "waiting for the chosen pods' deletions to reach the cache")
+	}
+	cp := rs.DeepCopy()
+	delete(cp.Annotations, v1alpha1.DeferScaleDownRemovingAnnotation)
+	return c.updateRS(ctx, cp, fmt.Sprintf("ending the scale-down of ReplicaSet %s", rs.Name))
+}
+
+// splitChosen splits pods into the chosen ones still there, in the choice's order, and
+// the rest.
+func splitChosen(pods []*corev1.Pod, chosen []string) (live, rest []*corev1.Pod) {
+	byName := map[string]*corev1.Pod{}
 	for _, p := range pods {
-		if p.Annotations[v1alpha1.DeferScaleDownAnnotation] == mark {
-			chosen = append(chosen, p)
-		} else {
+		byName[p.Name] = p
+	}
+	for _, n := range chosen {
+		if p, ok := byName[n]; ok {
+			live = append(live, p)
+			delete(byName, n)
+		}
+	}
+	for _, p := range pods {
+		if _, ok := byName[p.Name]; ok {
 			rest = append(rest, p)
 		}
 	}
-	need := int(current - int32(target))
-	if len(chosen) < need {
-		rankForRemoval(rest)
-		for _, p := range rest[:min(need-len(chosen), len(rest))] {
-			if err := c.choose(ctx, p, rs, mark, policy); err != nil {
-				return err
-			}
-		}
-		return nil // the chosen pods' updates bring the ReplicaSet back
+	return live, rest
+}
+
+func rsReplicas(rs *appsv1.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1
 	}
-	for _, p := range chosen {
-		run, err := v1alpha1.DeferRunOf(p)
-		if err == nil && run != nil && !run.Done() {
-			return nil // a chosen pod's steps still run
-		}
-	}
-	return c.scaleTo(ctx, rs, int32(target))
+	return *rs.Spec.Replicas
 }
 
 // podsOf are rs's pods that are not being deleted.
@@ -111,98 +214,33 @@ func (c *Controller) podsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
 	return out, nil
 }
 
-// rankForRemoval sorts pods the way the ReplicaSet controller picks the pods to remove:
-// unscheduled before scheduled, Pending before Running, not ready before ready, lower
-// deletion cost first, then the newest.
-func rankForRemoval(pods []*corev1.Pod) {
-	key := func(p *corev1.Pod) (int, int, int, int64) {
-		assigned := 0
-		if p.Spec.NodeName != "" {
-			assigned = 1
-		}
-		phase := 2
-		switch p.Status.Phase {
-		case corev1.PodPending:
-			phase = 0
-		case corev1.PodUnknown:
-			phase = 1
-		}
-		ready := 0
-		if podReady(p) {
-			ready = 1
-		}
-		cost, _ := strconv.ParseInt(p.Annotations[v1alpha1.PodDeletionCostAnnotation], 10, 32)
-		return assigned, phase, ready, cost
-	}
-	sort.SliceStable(pods, func(i, j int) bool {
-		ai, bi, ci, di := key(pods[i])
-		aj, bj, cj, dj := key(pods[j])
-		switch {
-		case ai != aj:
-			return ai < aj
-		case bi != bj:
-			return bi < bj
-		case ci != cj:
-			return ci < cj
-		case di != dj:
-			return di < dj
-		}
-		return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp)
-	})
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// choose marks pod for rs's scale-down: the lowest deletion cost, the scale-down mark and
-// a new BeforeScaleDown run, in one write.
-func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.ReplicaSet, mark string, policy *v1alpha1.DeferPolicy) error {
-	cp := pod.DeepCopy()
-	if cp.Annotations == nil {
-		cp.Annotations = map[string]string{}
-	}
-	run := &v1alpha1.DeferRun{
-		Policy: policy.Name, PolicyUID: string(policy.UID), When: v1alpha1.DeferBeforeScaleDown,
-		Steps: len(policy.Spec.Steps),
-	}
-	cp.Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
-	cp.Annotations[v1alpha1.DeferScaleDownAnnotation] = mark
-	cp.Annotations[v1alpha1.DeferRunAnnotation] = run.Encode()
-	cp.Annotations[v1alpha1.DeferProgressAnnotation] = run.Progress()
-	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		return plumbing.RequeueAfter(100*time.Millisecond, "a pod changed; choosing again")
-	case err != nil:
-		return fmt.Errorf("marking pod %s for the scale-down of %s: %w", pod.Name, rs.Name, err)
-	}
-	c.recorder.Eventf(pod, corev1.EventTypeNormal, v1alpha1.EventDeferStarted,
-		"Chosen for the scale-down of ReplicaSet %s: DeferPolicy %s runs %d steps first, within %ds",
-		rs.Name, policy.Name, run.Steps, policy.GracePeriod())
-	return nil
-}
-
-// scaleTo sets rs's replicas and drops the scale-down request, in one write.
-func (c *Controller) scaleTo(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32) error {
+// scaleTo sets rs's replicas and drops the scale-down request and choice, in one write;
+// the chosen pods, when there are any, go to the removing list.
+func (c *Controller) scaleTo(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, chosen []*corev1.Pod) error {
 	cp := rs.DeepCopy()
 	delete(cp.Annotations, v1alpha1.DeferScaleDownToAnnotation)
+	delete(cp.Annotations, v1alpha1.DeferScaleDownChoiceAnnotation)
+	var names []string
+	for _, p := range chosen {
+		names = append(names, p.Name)
+	}
+	if len(names) > 0 {
+		cp.Annotations[v1alpha1.DeferScaleDownRemovingAnnotation] = strings.Join(names, ",")
+	}
 	cp.Spec.Replicas = &replicas
-	_, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
+	return c.updateRS(ctx, cp, fmt.Sprintf("scaling ReplicaSet %s to %d", rs.Name, replicas))
+}
+
+// updateRS writes rs; a conflict reads it again.
+func (c *Controller) updateRS(ctx context.Context, rs *appsv1.ReplicaSet, doing string) error {
+	_, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case apierrors.IsConflict(err):
 		return plumbing.RequeueAfter(100*time.Millisecond, "the ReplicaSet changed; reading it again")
 	case err != nil:
-		return fmt.Errorf("scaling ReplicaSet %s to %d: %w", rs.Name, replicas, err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	return nil
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -130,14 +132,19 @@ func (f *fixture) rs(name string) *appsv1.ReplicaSet {
 	return rs
 }
 
-// A deferred scale-down marks the pods the ReplicaSet controller will remove, lets their
-// steps run, and lowers the replicas once every chosen pod's run has ended.
+// A deferred scale-down records its choice on the ReplicaSet, then marks the chosen pods,
+// lets their steps run, lowers the replicas once every chosen pod's run has ended, and
+// ends once the chosen pods are gone.
 func TestScaleDownChoosesThePodsThenScalesWhenTheirRunsEnd(t *testing.T) {
 	rs, pods := webRS()
 	f := scaleDownFixture(t, rs, pods, drain(), cleanup())
 
 	f.syncRS("web-1")
-	assert.ElementsMatch(t, []string{"update pods web-c", "update pods web-b"}, f.actions(), "the two newest")
+	assert.Equal(t, []string{"update replicasets web-1"}, f.actions(), "the choice first, no pod yet")
+	assert.Equal(t, "1:web-c,web-b", f.rs("web-1").Annotations[v1alpha1.DeferScaleDownChoiceAnnotation], "the two newest")
+
+	f.syncRS("web-1")
+	assert.ElementsMatch(t, []string{"update pods web-c", "update pods web-b"}, f.actions())
 	for _, name := range []string{"web-b", "web-c"} {
 		p := f.pod(name)
 		assert.Equal(t, "-2147483648", p.Annotations[v1alpha1.PodDeletionCostAnnotation], name)
@@ -168,7 +175,112 @@ func TestScaleDownChoosesThePodsThenScalesWhenTheirRunsEnd(t *testing.T) {
 	assert.Equal(t, []string{"update replicasets web-1"}, f.actions())
 	got := f.rs("web-1")
 	assert.Equal(t, int32(1), *got.Spec.Replicas)
-	assert.Equal(t, map[string]string{"keep": "me"}, got.Annotations, "the request is dropped")
+	assert.Equal(t, map[string]string{"keep": "me", v1alpha1.DeferScaleDownRemovingAnnotation: "web-c,web-b"}, got.Annotations,
+		"the request and the choice are dropped; the chosen pods are being removed")
+
+	// The ReplicaSet controller removes the two chosen pods; the scale-down ends.
+	f.syncRS("web-1")
+	assert.Empty(t, f.actions(), "the ReplicaSet controller has not caught up")
+	got.Status.Replicas = 1
+	f.cache(got)
+	f.cache(deleting(f.pod("web-b"), 30))
+	f.cache(deleting(f.pod("web-c"), 30))
+	f.syncRS("web-1")
+	assert.Equal(t, []string{"update replicasets web-1"}, f.actions())
+	assert.Equal(t, map[string]string{"keep": "me"}, f.rs("web-1").Annotations)
+}
+
+// The cause of issue 22 item 3: a sync that runs before the informer has delivered every
+// chosen pod's mark saw fewer chosen pods than it needed and chose again from the rest,
+// so that three pods ran their steps for a scale-down of two. The choice recorded on the
+// ReplicaSet is what counts now, not the marks in the cache.
+func TestScaleDownAStaleCacheDoesNotChooseAThirdPod(t *testing.T) {
+	rs, pods := webRS()
+	rs.Annotations[v1alpha1.DeferScaleDownChoiceAnnotation] = "1:web-c,web-b"
+	run := &v1alpha1.DeferRun{Policy: "drain", PolicyUID: "uid-drain", When: v1alpha1.DeferBeforeScaleDown, Steps: 1}
+	pods[2] = withRun(pods[2], run)
+	pods[2].Annotations[v1alpha1.DeferScaleDownAnnotation] = "web-1/1"
+	pods[2].Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
+	// web-b's mark has not reached the cache; web-a now ranks before it.
+	pods[0].Annotations = map[string]string{v1alpha1.PodDeletionCostAnnotation: "-100"}
+	f := scaleDownFixture(t, rs, pods, drain())
+
+	f.syncRS("web-1")
+	assert.Equal(t, []string{"update pods web-b"}, f.actions(), "only the recorded pod that lacks its mark")
+	assert.NotContains(t, f.pod("web-a").Annotations, v1alpha1.DeferScaleDownAnnotation)
+}
+
+// Two syncs that both read a ReplicaSet without a choice cannot both choose: the second
+// write carries a stale resourceVersion and conflicts.
+func TestScaleDownChoiceIsGuardedByTheResourceVersion(t *testing.T) {
+	rs, pods := webRS()
+	rs.ResourceVersion = "7"
+	f := scaleDownFixture(t, rs, pods, drain())
+	f.kube.PrependReactor("update", "replicasets", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		got := action.(k8stesting.UpdateAction).GetObject().(*appsv1.ReplicaSet)
+		assert.Equal(t, "7", got.ResourceVersion, "the choice is written over the version it was made from")
+		return true, nil, apierrors.NewConflict(appsv1.Resource("replicasets"), got.Name, nil)
+	})
+	err := f.sync(kindRS + "/ns/web-1")
+	require.Error(t, err, "a conflict reads the ReplicaSet again")
+	assert.Equal(t, []string{"update replicasets web-1"}, f.actions(), "no pod is marked before the choice is recorded")
+}
+
+// A pod that turned not ready after the choice would be removed before a chosen one: it
+// is chosen too and runs its steps, and the chosen pod the ReplicaSet controller keeps is
+// deleted afterwards.
+func TestScaleDownChoosesAPodThatWouldGoFirst(t *testing.T) {
+	rs, pods := webRS()
+	rs.Annotations[v1alpha1.DeferScaleDownToAnnotation] = "2"
+	rs.Annotations[v1alpha1.DeferScaleDownChoiceAnnotation] = "2:web-c"
+	run := &v1alpha1.DeferRun{Policy: "drain", PolicyUID: "uid-drain", When: v1alpha1.DeferBeforeScaleDown, Steps: 1, Outcome: v1alpha1.DeferCompleted}
+	pods[2] = withRun(pods[2], run)
+	pods[2].Annotations[v1alpha1.DeferScaleDownAnnotation] = "web-1/2"
+	pods[2].Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
+	pods[0].Status.Conditions[0].Status = corev1.ConditionFalse
+	f := scaleDownFixture(t, rs, pods, drain())
+
+	f.syncRS("web-1")
+	assert.Equal(t, []string{"update replicasets web-1"}, f.actions())
+	assert.Equal(t, "2:web-c,web-a", f.rs("web-1").Annotations[v1alpha1.DeferScaleDownChoiceAnnotation])
+	f.syncRS("web-1")
+	assert.Equal(t, []string{"update pods web-a"}, f.actions(), "web-a's steps run")
+	a := f.pod("web-a")
+	run = runOf(t, a)
+	run.Outcome = v1alpha1.DeferCompleted
+	f.cache(withRun(a, run))
+	f.syncRS("web-1")
+	got := f.rs("web-1")
+	assert.Equal(t, int32(2), *got.Spec.Replicas)
+	assert.Equal(t, "web-c,web-a", got.Annotations[v1alpha1.DeferScaleDownRemovingAnnotation])
+
+	// The ReplicaSet controller removed web-a; web-c, whose steps ran, is deleted.
+	got.Status.Replicas = 2
+	f.cache(got)
+	f.cache(deleting(a, 30))
+	err := f.sync(kindRS + "/ns/web-1")
+	require.Error(t, err, "requeued until the deletion reaches the cache")
+	assert.Equal(t, []string{"delete pods web-c"}, f.actions())
+	assert.Contains(t, eventWith(f.drainEvents(), v1alpha1.EventDeferScaleDownRemoved), "web-1")
+}
+
+// A request withdrawn after the choice (the DC scaled back up) still removes the chosen
+// pods once their steps have run: the ReplicaSet controller replaces them.
+func TestScaleDownAWithdrawnRequestStillRemovesTheChosenPods(t *testing.T) {
+	rs, pods := webRS()
+	delete(rs.Annotations, v1alpha1.DeferScaleDownToAnnotation)
+	rs.Annotations[v1alpha1.DeferScaleDownChoiceAnnotation] = "2:web-c"
+	run := &v1alpha1.DeferRun{Policy: "drain", PolicyUID: "uid-drain", When: v1alpha1.DeferBeforeScaleDown, Steps: 1, Outcome: v1alpha1.DeferCompleted}
+	pods[2] = withRun(pods[2], run)
+	pods[2].Annotations[v1alpha1.DeferScaleDownAnnotation] = "web-1/2"
+	f := scaleDownFixture(t, rs, pods, drain())
+
+	f.syncRS("web-1")
+	got := f.rs("web-1")
+	assert.Equal(t, int32(3), *got.Spec.Replicas, "unchanged")
+	assert.Equal(t, "web-c", got.Annotations[v1alpha1.DeferScaleDownRemovingAnnotation])
+	require.Error(t, f.sync(kindRS+"/ns/web-1"), "requeued until the deletion reaches the cache")
+	assert.Equal(t, []string{"delete pods web-c"}, f.actions())
 }
 
 func TestScaleDownWithoutAPolicyScalesAtOnce(t *testing.T) {
@@ -236,6 +348,8 @@ func TestScaleDownChoosesAgainForANewRequest(t *testing.T) {
 	f := scaleDownFixture(t, rs, pods, drain())
 
 	f.syncRS("web-1")
+	assert.Equal(t, "1:web-a,web-c", f.rs("web-1").Annotations[v1alpha1.DeferScaleDownChoiceAnnotation])
+	f.syncRS("web-1")
 	assert.ElementsMatch(t, []string{"update pods web-a", "update pods web-c"}, f.actions())
 	assert.Equal(t, "web-1/1", f.pod("web-a").Annotations[v1alpha1.DeferScaleDownAnnotation])
 }
@@ -251,5 +365,5 @@ func TestScaleDownChoosesOnlyLivePodsTheReplicaSetControls(t *testing.T) {
 	f := scaleDownFixture(t, rs, pods, drain())
 
 	f.syncRS("web-1")
-	assert.Equal(t, []string{"update pods web-a"}, f.actions())
+	assert.Equal(t, "2:web-a", f.rs("web-1").Annotations[v1alpha1.DeferScaleDownChoiceAnnotation])
 }

@@ -81,6 +81,7 @@ func (c *Controller) nextStep(run *v1alpha1.DeferRun) {
 	run.Current++
 	run.Attempt = 0
 	run.NotBefore = nil
+	run.QuotaWaits = 0
 }
 
 // stepFailed records a failed attempt: OnFailure tries again after a back-off, Never moves
@@ -125,24 +126,28 @@ func exitOf(sp *corev1.Pod) string {
 	return ""
 }
 
-// createStep creates the current step's pod. A refusal that retrying cannot fix (a
-// volume the step may not share, an admission denial) fails the attempt with the
-// message.
+// createStep creates the current step's pod. An exceeded ResourceQuota is waited for with
+// a capped back-off, within the grace period (the ReplicaSet controller treats it so too);
+// a refusal that retrying cannot fix (a volume the step may not share, an admission
+// denial, a quota or LimitRange that wants other resources) fails the attempt with the
+// apiserver's message and the field to set.
 func (c *Controller) createStep(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.DeferPolicy, name string) error {
-	sp, err := buildStepPod(pod, run, policy, name)
+	sp, err := buildStepPod(pod, run, policy, name, c.stepResources)
 	if err != nil {
 		return c.stepFailedForGood(ctx, pod, run, policy, err.Error())
 	}
 	_, err = c.kube.CoreV1().Pods(pod.Namespace).Create(ctx, sp, metav1.CreateOptions{})
-	switch {
-	case err == nil:
+	switch refusalOf(err) {
+	case refusalNone:
 		c.recorder.Eventf(pod, corev1.EventTypeNormal, v1alpha1.EventDeferStepStarted,
 			"Step %d/%d (%s) started in pod %s on node %s", run.Current+1, run.Steps, policy.Spec.Steps[run.Current].Name, name, pod.Spec.NodeName)
 		return nil
-	case apierrors.IsAlreadyExists(err):
+	case refusalExists:
 		return nil // created before a restart; the cache will show it
-	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return c.stepFailedForGood(ctx, pod, run, policy, "its pod was refused: "+err.Error())
+	case refusalQuotaExceeded:
+		return c.waitForQuota(ctx, pod, run, policy, err)
+	case refusalFinal:
+		return c.stepFailedForGood(ctx, pod, run, policy, "its pod was refused: "+refusedMessage(err, run.Current))
 	}
 	return fmt.Errorf("creating the step pod %s: %w", name, err)
 }
@@ -196,7 +201,7 @@ func stepPodName(pod *corev1.Pod, i, attempt int) string {
 
 // buildStepPod is the pod of the current step: on pod's node, with the volumes the step
 // mounts, the pod's identity in its environment, and no API credentials.
-func buildStepPod(pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.DeferPolicy, name string) (*corev1.Pod, error) {
+func buildStepPod(pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.DeferPolicy, name string, defaults corev1.ResourceRequirements) (*corev1.Pod, error) {
 	step := policy.Spec.Steps[run.Current]
 	volumes, err := stepVolumes(pod, step)
 	if err != nil {
@@ -216,9 +221,7 @@ func buildStepPod(pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.Defe
 		VolumeMounts:    step.VolumeMounts,
 		SecurityContext: sc.DeepCopy(),
 	}
-	if step.Resources != nil {
-		ctr.Resources = *step.Resources.DeepCopy()
-	}
+	ctr.Resources = stepResources(step.Resources, defaults)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,

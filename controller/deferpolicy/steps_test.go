@@ -134,7 +134,7 @@ func TestBuildStepPod(t *testing.T) {
 	p.Spec.Steps[1].Args = []string{"--all"}
 	run := &v1alpha1.DeferRun{Policy: "cleanup", When: v1alpha1.DeferAfterTermination, Steps: 2, Current: 1, Attempt: 2}
 
-	sp, err := buildStepPod(pod, run, p, "the-name")
+	sp, err := buildStepPod(pod, run, p, "the-name", corev1.ResourceRequirements{})
 	require.NoError(t, err)
 
 	assert.Equal(t, "the-name", sp.Name)
@@ -187,7 +187,7 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 	p.Spec.Steps[0].Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 	run := &v1alpha1.DeferRun{Policy: "cleanup", When: v1alpha1.DeferBeforeScaleDown, Steps: 1}
 
-	sp, err := buildStepPod(pod, run, p, "n")
+	sp, err := buildStepPod(pod, run, p, "n", corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	ctr := sp.Spec.Containers[0]
 	assert.Equal(t, ptr.To[int64](1000), ctr.SecurityContext.RunAsUser)
@@ -198,7 +198,7 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 
 	pod.Spec.Containers = nil
 	p.Spec.Steps[0].SecurityContext = nil
-	sp, err = buildStepPod(pod, run, p, "n")
+	sp, err = buildStepPod(pod, run, p, "n", corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	assert.Nil(t, sp.Spec.Containers[0].SecurityContext, "a pod without containers has nothing to copy")
 }
@@ -206,7 +206,7 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 func TestBuildStepPodFailsWithTheVolumeError(t *testing.T) {
 	p := policy("cleanup", v1alpha1.DeferAfterTermination, "db", "flush")
 	p.Spec.Steps[0].VolumeMounts = mounts("tmp")
-	sp, err := buildStepPod(volumesPod(), &v1alpha1.DeferRun{Steps: 1}, p, "n")
+	sp, err := buildStepPod(volumesPod(), &v1alpha1.DeferRun{Steps: 1}, p, "n", corev1.ResourceRequirements{})
 	assert.Nil(t, sp)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `step flush mounts volume "tmp"`)

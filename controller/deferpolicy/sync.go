@@ -88,9 +88,13 @@ func (c *Controller) selecting(pod *corev1.Pod, when v1alpha1.DeferWhen) (*v1alp
 
 // ensureFinalizer adds the finalizer to a running pod that an AfterTermination policy
 // selects and that lacks it. The shipped MutatingAdmissionPolicy adds it at creation;
-// this covers pods created before the policy and clusters without that admission.
+// this covers pods created before the policy and clusters without that admission. A pod
+// released on purpose (kubectl stagehand defer release) is left without it.
 func (c *Controller) ensureFinalizer(ctx context.Context, pod *corev1.Pod) error {
 	if v1alpha1.HasDeferFinalizer(pod) || isTerminal(pod) {
+		return nil
+	}
+	if _, released := pod.Annotations[v1alpha1.DeferReleasedAnnotation]; released {
 		return nil
 	}
 	policy, _, err := c.selecting(pod, v1alpha1.DeferAfterTermination)
@@ -147,9 +151,6 @@ func (c *Controller) runnable(ctx context.Context, pod *corev1.Pod, run *v1alpha
 // beginAfterTermination decides whether a deleted pod's steps run at all, and records the
 // run when they do.
 func (c *Controller) beginAfterTermination(ctx context.Context, pod *corev1.Pod) error {
-	if forced, why := c.forced(pod); forced {
-		return c.finish(ctx, pod, &v1alpha1.DeferRun{When: v1alpha1.DeferAfterTermination}, v1alpha1.DeferSkipped, why)
-	}
 	policy, others, err := c.selecting(pod, v1alpha1.DeferAfterTermination)
 	if err != nil {
 		return err
@@ -161,6 +162,9 @@ func (c *Controller) beginAfterTermination(ctx context.Context, pod *corev1.Pod)
 	run := &v1alpha1.DeferRun{
 		Policy: policy.Name, PolicyUID: string(policy.UID), When: v1alpha1.DeferAfterTermination,
 		Steps: len(policy.Spec.Steps),
+	}
+	if forced, why := c.forced(pod); forced {
+		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, why)
 	}
 	if lost := c.nodeLost(pod, policy); lost != "" {
 		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, lost)
@@ -177,21 +181,27 @@ func (c *Controller) beginAfterTermination(ctx context.Context, pod *corev1.Pod)
 	return nil
 }
 
-// forced reports whether pod's deletion was forced (grace period 0), which skips the
-// steps. Once its containers stop, a kubelet deletes every pod again with grace period 0,
-// so 0 alone does not tell: the deletion is forced when this process saw it start at 0,
-// or when it is at 0 while the containers still run. A pod first seen already stopped at
-// 0 (the controller was down during the whole graceful stop) runs its steps.
+// forced reports whether a user forced pod's deletion while its containers still ran,
+// which skips the steps (DESIGN.md §4 invariant 8). Grace period 0 alone does not tell:
+//   - the apiserver deletes a Succeeded or Failed pod at 0: nothing runs, the steps run;
+//   - a kubelet deletes every pod again at 0 once its containers have stopped;
+//   - a pod whose own terminationGracePeriodSeconds is 0 is deleted at 0 by a plain
+//     delete; it asked for that, and its steps run (a forced deletion of such a pod
+//     cannot be told from a plain one, and losing a clean-up is worse).
+//
+// So the deletion is forced when it is at 0, the pod's own grace period is not 0, and
+// the containers ran when this process saw the deletion start at 0, or, when it did not
+// see the start, still run now.
 func (c *Controller) forced(pod *corev1.Pod) (bool, string) {
-	grace := int64(-1)
-	if g := pod.DeletionGracePeriodSeconds; g != nil {
-		grace = *g
-	}
-	if grace != 0 {
+	if g := pod.DeletionGracePeriodSeconds; g == nil || *g != 0 {
 		return false, ""
 	}
-	if c.firstSeenGrace(pod) == 0 || !stopped(pod) {
-		return true, "the pod was deleted with grace period 0 (a forced deletion): the steps are skipped"
+	if tgps := pod.Spec.TerminationGracePeriodSeconds; tgps != nil && *tgps == 0 {
+		return false, ""
+	}
+	first := c.firstSeen(pod)
+	if (first.grace == 0 && first.running) || !stopped(pod) {
+		return true, "the pod was deleted with grace period 0 while its containers ran (a forced deletion): the steps are skipped"
 	}
 	return false, ""
 }
@@ -310,7 +320,7 @@ func (c *Controller) report(pod *corev1.Pod, run *v1alpha1.DeferRun) {
 		started = &run.Started.Time
 	}
 	c.metrics.DeferFinished(string(run.When), string(run.Outcome), started)
-	who := "no DeferPolicy"
+	who := "Steps skipped" // no policy selected the pod; the message says so
 	if run.Policy != "" {
 		who = "DeferPolicy " + run.Policy
 	}

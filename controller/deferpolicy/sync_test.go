@@ -362,3 +362,45 @@ func TestSyncIgnoresPodsItNeedNotTouch(t *testing.T) {
 	err = f.sync("widget/ns/x")
 	assert.Error(t, err, "an unknown kind")
 }
+
+// The apiserver deletes a finished pod (a Job's) at grace period 0: its steps run, and
+// the event names the policy.
+func TestAPlainDeletionOfASucceededPodRunsTheSteps(t *testing.T) {
+	done := ended(runningPod(), corev1.PodSucceeded)
+	f := newFixture(t, done, cleanup(), readyNode())
+	f.c.podChanged(done, deleting(done, 0))
+	f.cache(deleting(done, 0))
+
+	f.syncPod(podName)
+	run := runOf(t, f.pod(podName))
+	assert.Equal(t, "cleanup", run.Policy)
+	assert.Empty(t, run.Outcome, "the run goes on to its steps")
+	assert.NotEmpty(t, eventWith(f.drainEvents(), v1alpha1.EventDeferStarted))
+}
+
+func TestAForcedDeletionNamesThePolicyInItsEvent(t *testing.T) {
+	f := newFixture(t, deleting(runningPod(), 0), cleanup(), readyNode())
+
+	f.syncPod(podName)
+	event := eventWith(f.drainEvents(), v1alpha1.EventDeferSkipped)
+	assert.Contains(t, event, "DeferPolicy cleanup:")
+	assert.NotContains(t, event, "no DeferPolicy")
+}
+
+// kubectl stagehand defer release records the release on a running pod: the controller
+// does not add the finalizer back (issue 22 item 11).
+func TestEnsureFinalizerLeavesAReleasedPod(t *testing.T) {
+	released := runningPod()
+	released.Finalizers = nil
+	released.Annotations = map[string]string{v1alpha1.DeferReleasedAnnotation: "2030-03-01T12:00:00Z"}
+	lacking := runningPod()
+	lacking.Finalizers = nil
+
+	f := newFixture(t, released, cleanup())
+	f.syncPod(podName)
+	assert.Empty(t, f.actions(), "a released pod stays without the finalizer")
+
+	f = newFixture(t, lacking, cleanup())
+	f.syncPod(podName)
+	assert.Equal(t, []string{"update pods db-0"}, f.actions(), "a pod that was never released gets it")
+}
