@@ -8,7 +8,9 @@ package e2e
 
 import (
 	"context"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +46,90 @@ func quantities(kv ...string) corev1.ResourceList {
 		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
 	}
 	return l
+}
+
+// A namespace whose quota requires CPU and memory requests and limits, as shared clusters
+// and OpenShift's defaults have, from before the first rollout: a DC whose template sets
+// its own rolls out with a pre hook (the hook pod keeps the container's resources, the
+// deployer pod gets the controller's defaults), and its deleted pod's defer step runs (the
+// step pod gets the --defer-step-* defaults).
+func TestQuotaThatRequiresResourcesAdmitsDeployerHookAndStepPods(t *testing.T) {
+	requireController(t)
+	ctx := context.Background()
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+		Requests: quantities("cpu", "10m", "memory", "16Mi"), Limits: quantities("cpu", "100m", "memory", "64Mi")}
+	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
+	s := env.Given(t).DeploymentConfig(dc)
+	createQuota(t, s.NS, "compute", quantities("requests.cpu", "2", "requests.memory", "1Gi", "limits.cpu", "4", "limits.memory", "2Gi"))
+	createDeferPolicy(t, s.NS, "web", nil, stagehandv1.DeferStep{Name: "clean", Image: images.Shell,
+		Command: []string{"/bin/sh", "-c", "echo cleaned $STAGEHAND_POD_NAME"}})
+	hookPods := watchPodResources(t, s.NS, stagehandv1.HookStageLabel+"=pre")
+
+	s.When().Created().Then().RevisionPhase(1, stagehandv1.RevisionPhaseComplete)
+
+	deployer, err := env.Kube.CoreV1().Pods(s.NS).Get(ctx, stagehandv1.DeployerPodName("web-1"), metav1.GetOptions{})
+	require.NoError(t, err)
+	res := deployer.Spec.Containers[0].Resources
+	assert.False(t, res.Limits.Cpu().IsZero() || res.Limits.Memory().IsZero(), "the deployer pod has limits: %v", res)
+	assert.Equal(t, []string{"cpu=100m,memory=64Mi"}, hookPods.seen(), "the pre hook ran with the container's limits")
+
+	pods := env.WaitForPods(t, s.NS, "app=web", podTimeout, "the DC's pod running with the finalizer", func(ps []*corev1.Pod) bool {
+		return len(ps) == 1 && ps[0].Status.Phase == corev1.PodRunning && stagehandv1.HasDeferFinalizer(ps[0])
+	})
+	pod := pods[0]
+	progress := watchProgress(t, s.NS, pod.Name)
+	deletePod(t, s.NS, pod.Name, nil)
+	assert.Equal(t, []string{"0/1", "1/1"}, progress.waitGone(t, deferTimeout), "events: %v", podEvents(t, s.NS, pod.Name))
+	steps := stepPods(t, s.NS, string(pod.UID))
+	require.Len(t, steps, 1)
+	assert.Equal(t, corev1.PodSucceeded, steps[0].Status.Phase)
+	r := steps[0].Spec.Containers[0].Resources
+	assert.Equal(t, "10m", r.Requests.Cpu().String())
+	assert.Equal(t, "100m", r.Limits.Cpu().String())
+	assert.Equal(t, "16Mi", r.Requests.Memory().String())
+	assert.Equal(t, "64Mi", r.Limits.Memory().String())
+}
+
+// podResources records the limits of every pod that matches a selector, from a watch
+// started before they exist (successful hook pods are deleted right away).
+type podResources struct {
+	mu     sync.Mutex
+	limits map[string]string
+}
+
+func watchPodResources(t *testing.T, ns, selector string) *podResources {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	require.NoError(t, err)
+	pr := &podResources{limits: map[string]string{}}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && len(p.Spec.Containers) > 0 {
+				l := p.Spec.Containers[0].Resources.Limits
+				pr.mu.Lock()
+				pr.limits[p.Name] = "cpu=" + l.Cpu().String() + ",memory=" + l.Memory().String()
+				pr.mu.Unlock()
+			}
+		}
+	}()
+	return pr
+}
+
+// seen is the limits of the pods seen, one entry per pod, sorted.
+func (pr *podResources) seen() []string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	out := make([]string, 0, len(pr.limits))
+	for _, l := range pr.limits {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // A quota that is full refuses the deployer pod with "exceeded quota": the revision waits
