@@ -66,7 +66,7 @@ func TestSyncRevisionQuotaThatRequiresAFieldFailsAtOnce(t *testing.T) {
 	reason, msg := revision.StatusReason(got)
 	assert.Equal(t, v1alpha1.ReasonDeployerPodNotAdmit, reason)
 	assert.Contains(t, msg, "must specify limits.ephemeral-storage")
-	assert.Contains(t, msg, "spec.strategy.resources")
+	assert.Contains(t, msg, "set spec.strategy.resources.limits.ephemeral-storage in the DeploymentConfig")
 }
 
 // The controller's defaults give the deployer pod requests and limits; the strategy's

@@ -210,14 +210,19 @@ func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, msg
 	return nil
 }
 
-// whatToSet is the advice for a refusal of the deployer pod that names a field it lacks
-// (a ResourceQuota that requires a resource the controller's defaults do not give).
+// whatToSet is the advice for a refusal of the deployer pod that names resource fields (a
+// ResourceQuota that requires a resource the controller's defaults do not give, a
+// LimitRange bound): the fields of spec.strategy.resources to set.
 func whatToSet(err error) string {
-	if !strings.Contains(err.Error(), "must specify") {
+	fields := plumbing.ResourceFieldsOf(err)
+	if len(fields) == 0 {
 		return ""
 	}
-	return "; set the deployer's requests and limits in the DeploymentConfig's spec.strategy.resources " +
-		"(or the controller's --deployer-requests and --deployer-limits)"
+	for i, f := range fields {
+		fields[i] = "spec.strategy.resources." + f
+	}
+	return "; set " + strings.Join(fields, " and ") + " in the DeploymentConfig " +
+		"(the controller's --deployer-requests and --deployer-limits give the defaults)"
 }
 
 // deployerPodMissing handles a Pending or Running revision whose deployer pod is not in
