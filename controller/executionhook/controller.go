@@ -218,6 +218,11 @@ func (c *Controller) begin(ctx context.Context, key string, hook *v1alpha1.Execu
 	hook = hook.DeepCopy()
 	st := &hook.Status
 	action, err := c.actions.HookActions(hook.Namespace).Get(hook.Spec.ActionName)
+	if apierrors.IsNotFound(err) {
+		// The deployer and users create the action and then the hook at once: the hook's
+		// event may come before the action's. Only the apiserver can say it is missing.
+		action, err = c.stagehand.StagehandV1alpha1().HookActions(hook.Namespace).Get(ctx, hook.Spec.ActionName, metav1.GetOptions{})
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return c.failHook(ctx, hook, hookError(v1alpha1.HookErrorActionNotFound, "ActionNotFound",
