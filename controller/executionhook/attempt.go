@@ -36,6 +36,18 @@ func wrap(command []string) []string {
 	return append([]string{"/bin/sh", "-c", wrapScript, "stagehand-exec"}, command...)
 }
 
+// podEnded is the final error of a pod that is being deleted or has finished, in which
+// no command can run any more; nil for any other pod.
+func podEnded(pod *corev1.Pod) *v1alpha1.HookError {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return hookError(v1alpha1.HookErrorPodGone, "PodTerminating", fmt.Sprintf("pod %s is being deleted", pod.Name))
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return hookError(v1alpha1.HookErrorPodNotRunning, "PodFinished", fmt.Sprintf("pod %s has finished (phase %s)", pod.Name, pod.Status.Phase))
+	}
+	return nil
+}
+
 // attemptResult is the outcome of one attempt.
 type attemptResult struct {
 	exitCode  *int32
@@ -124,10 +136,9 @@ func (r *run) check(ctx context.Context, ns, podName, container string) (final b
 		return true, hookError(v1alpha1.HookErrorForbidden, "Forbidden", err.Error())
 	case err != nil:
 		return false, hookError(v1alpha1.HookErrorError, "PodReadFailed", fmt.Sprintf("reading pod %s: %v", podName, err))
-	case pod.DeletionTimestamp != nil:
-		return true, hookError(v1alpha1.HookErrorPodGone, "PodTerminating", fmt.Sprintf("pod %s is being deleted", podName))
-	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		return true, hookError(v1alpha1.HookErrorPodNotRunning, "PodFinished", fmt.Sprintf("pod %s has finished (phase %s)", podName, pod.Status.Phase))
+	}
+	if herr := podEnded(pod); herr != nil {
+		return true, herr
 	}
 	found := false
 	for _, c := range pod.Spec.Containers {

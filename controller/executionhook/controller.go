@@ -31,8 +31,8 @@ import (
 const QueueName = "executionhook"
 
 // MaxContainers bounds the containers one hook selects, so that its status stays far
-// below the apiserver's object size limit.
-const MaxContainers = 1000
+// below the apiserver's object size limit (see v1alpha1.EntryTextBounds).
+const MaxContainers = v1alpha1.MaxExecutionHookContainers
 
 // Options configure the ExecutionHook controller.
 type Options struct {

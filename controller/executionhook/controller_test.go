@@ -88,3 +88,37 @@ func TestBeginReadsAnActionMissingFromTheCache(t *testing.T) {
 	require.NotNil(t, got.Status.Error)
 	assert.Equal(t, v1alpha1.HookErrorActionNotFound, got.Status.Error.ErrorType)
 }
+
+// Named pods get the same rule as the pods a selector finds, through the same check
+// that an attempt makes: one that is terminating or has finished is an entry that fails
+// at once, for each container named, or for each of its containers.
+func TestBeginFailsNamedPodsThatEnded(t *testing.T) {
+	deleting := runningPod("deleting", "app", "side")
+	deleting.DeletionTimestamp, deleting.Finalizers = &metav1.Time{Time: time.Now()}, []string{"example.com/hold"}
+	finished := runningPod("finished", "app")
+	finished.Status.Phase = corev1.PodSucceeded
+	hook := namedHook("h", "a", "deleting", "finished", "p")
+	hook.Spec.PodSelection.PodContainerNamesList[1].ContainerNames = []string{"app"}
+	exec := &fakeExec{exit: func(string) int { return 0 }}
+	tc := newTestController(t, exec, []*corev1.Pod{deleting, finished, runningPod("p", "app")}, hook, trueAction("a"))
+	require.NoError(t, tc.cache.Add(hook))
+
+	require.NoError(t, tc.syncHandler(context.Background(), "ns/h"))
+	got := tc.hook(t, "h")
+	require.Equal(t, v1alpha1.ExecutionHookRunning, got.Status.Phase, "%+v", got.Status.Error)
+	reasons := map[string]string{}
+	for _, e := range got.Status.HookStatuses {
+		reason := ""
+		if e.Error != nil {
+			reason = e.Error.Reason
+			assert.Equal(t, ptrTo(false), e.Succeed, "%s/%s failed at once", e.PodName, e.ContainerName)
+		}
+		reasons[e.PodName+"/"+e.ContainerName] = reason
+	}
+	assert.Equal(t, map[string]string{"deleting/app": "PodTerminating", "deleting/side": "PodTerminating",
+		"finished/app": "PodFinished", "p/app": ""}, reasons)
+	assert.Eventually(t, func() bool { return !tc.running("ns/h") }, 10*time.Second, 10*time.Millisecond)
+	exec.mu.Lock()
+	defer exec.mu.Unlock()
+	assert.Equal(t, []string{"p/app"}, exec.ran, "nothing runs in a pod that ended")
+}

@@ -45,8 +45,13 @@ type run struct {
 	done    chan struct{}
 	stopped chan struct{} // closed when the hook is deleted: in-flight commands are killed
 
+	haltOnce sync.Once
+
 	mu   sync.Mutex
-	hook *v1alpha1.ExecutionHook // the latest written
+	hook *v1alpha1.ExecutionHook // the latest written, with any change being written
+
+	write sync.Mutex // serialises the changes and their writes (update)
+	ended bool       // under write: the hook was ended (endUnwritable)
 }
 
 // start runs hook (Running, with its containers in status) until each container has an
@@ -58,11 +63,18 @@ func (c *Controller) start(parent context.Context, hook *v1alpha1.ExecutionHook)
 	return r
 }
 
-// stop ends the run of a deleted hook, and stops the commands in flight.
+// stop ends the run of a deleted hook, stops the commands in flight, and waits for it.
 func (r *run) stop() {
-	close(r.stopped)
-	r.cancel()
+	r.halt()
 	<-r.done
+}
+
+// halt ends the run and stops the commands in flight, without waiting.
+func (r *run) halt() {
+	r.haltOnce.Do(func() {
+		close(r.stopped)
+		r.cancel()
+	})
 }
 
 func (r *run) run(ctx context.Context) {
@@ -104,11 +116,12 @@ func (r *run) snapshot() *v1alpha1.ExecutionHook {
 	return r.hook.DeepCopy()
 }
 
-// container runs the action in container i until it succeeds, fails for good or the
-// deadline passes.
+// container runs the action in container i until it succeeds, fails for good or its
+// deadline passes. The deadline counts from the container's first attempt, that is once
+// it holds a parallelism slot, and is written with that attempt (containerDeadline).
 func (r *run) container(ctx context.Context, i int) {
 	hook := r.snapshot()
-	deadline := hook.Status.Deadline.Time
+	deadline := containerDeadline(&hook.Status, i, time.Now())
 	command := hook.Status.Command
 	noShell := false
 	for {
@@ -144,23 +157,14 @@ func (r *run) container(ctx context.Context, i int) {
 				return
 			}
 			// Not running yet: an attempt that did not start the command.
-			if err := r.update(ctx, func(s *v1alpha1.ExecutionHookStatus) {
-				e := &s.HookStatuses[i]
-				e.Attempts++
-				e.Timestamp = now()
-				e.Error = herr
-			}); err != nil {
+			if err := r.startAttempt(ctx, i, deadline, herr); err != nil {
 				r.lost(ctx, err)
 				return
 			}
 			r.c.metrics.ExecFinished(string(herr.ErrorType), 0)
 			continue
 		}
-		if err := r.update(ctx, func(s *v1alpha1.ExecutionHookStatus) {
-			e := &s.HookStatuses[i]
-			e.Attempts++
-			e.Timestamp = now()
-		}); err != nil {
+		if err := r.startAttempt(ctx, i, deadline, nil); err != nil {
 			r.lost(ctx, err)
 			return
 		}
@@ -195,6 +199,46 @@ func (r *run) container(ctx context.Context, i int) {
 			return
 		}
 	}
+}
+
+// startAttempt records the start of an attempt in container i, with the container's
+// deadline if it is the first, and herr if the attempt ended before the command started.
+func (r *run) startAttempt(ctx context.Context, i int, deadline time.Time, herr *v1alpha1.HookError) error {
+	return r.update(ctx, func(s *v1alpha1.ExecutionHookStatus) {
+		e := &s.HookStatuses[i]
+		e.Attempts++
+		e.Timestamp = now()
+		if e.Deadline == nil {
+			e.Deadline = &metav1.Time{Time: deadline}
+		}
+		if herr != nil {
+			e.Error = herr
+		}
+	})
+}
+
+// containerDeadline is container i's deadline: the one in its entry; for a container
+// without one, the action's timeout from now (its first attempt), rounded up to the
+// second so that the deadline written is never earlier than the one used. An entry that
+// has attempts but no deadline was written by a controller that kept one deadline for
+// the whole hook, and keeps that one.
+func containerDeadline(st *v1alpha1.ExecutionHookStatus, i int, now time.Time) time.Time {
+	e := st.HookStatuses[i]
+	switch {
+	case e.Deadline != nil:
+		return e.Deadline.Time
+	case e.Attempts > 0 && st.Deadline != nil:
+		return st.Deadline.Time
+	}
+	timeout := time.Duration(v1alpha1.DefaultActionTimeoutSeconds) * time.Second
+	if st.StartTime != nil && st.Deadline != nil {
+		timeout = st.Deadline.Sub(st.StartTime.Time) // both written together, to the second
+	}
+	d := now.Add(timeout)
+	if t := d.Truncate(time.Second); !t.Equal(d) {
+		d = t.Add(time.Second)
+	}
+	return d
 }
 
 func errorTypeOf(e *v1alpha1.HookError) v1alpha1.HookErrorType {

@@ -75,8 +75,9 @@ func timeoutOf(t *int64) int64 {
 }
 
 // selectContainers lists the pod × container entries of the hook, in a stable order. A
-// named pod that does not exist, or a named container it lacks, is an entry that fails
-// at once; a selector that matches nothing fails the hook.
+// selector leaves out the pods that are terminating or finished (podEnded). A named pod
+// that does not exist, is terminating or has finished, or a named container it lacks, is
+// an entry that fails at once; a selector that matches nothing fails the hook.
 func (c *Controller) selectContainers(ctx context.Context, hook *v1alpha1.ExecutionHook) ([]v1alpha1.ContainerExecutionHookStatus, *v1alpha1.HookError, error) {
 	sel := hook.Spec.PodSelection
 	var entries []v1alpha1.ContainerExecutionHookStatus
@@ -101,7 +102,7 @@ func (c *Controller) selectContainers(ctx context.Context, hook *v1alpha1.Execut
 		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
 		for i := range list.Items {
 			pod := &list.Items[i]
-			if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			if podEnded(pod) != nil {
 				continue
 			}
 			addContainers(pod, sel.PodContainerSelector.ContainerList, add)
@@ -114,20 +115,32 @@ func (c *Controller) selectContainers(ctx context.Context, hook *v1alpha1.Execut
 	default:
 		for _, pc := range sel.PodContainerNamesList {
 			pod, err := pods.Get(ctx, pc.PodName, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				names := pc.ContainerNames
-				if len(names) == 0 {
-					names = []string{""}
-				}
-				for _, n := range names {
-					add(pc.PodName, n, hookError(v1alpha1.HookErrorPodGone, "PodNotFound", fmt.Sprintf("pod %s does not exist", pc.PodName)))
-				}
+			var gone *v1alpha1.HookError
+			switch {
+			case apierrors.IsNotFound(err):
+				gone = hookError(v1alpha1.HookErrorPodGone, "PodNotFound", fmt.Sprintf("pod %s does not exist", pc.PodName))
+			case err != nil:
+				return nil, nil, err
+			default:
+				gone = podEnded(pod)
+			}
+			if gone == nil {
+				addContainers(pod, pc.ContainerNames, add)
 				continue
 			}
-			if err != nil {
-				return nil, nil, err
+			// A named pod that is gone, terminating or finished: its entries fail at once.
+			names := pc.ContainerNames
+			if len(names) == 0 && pod != nil {
+				for _, ctr := range pod.Spec.Containers {
+					names = append(names, ctr.Name)
+				}
 			}
-			addContainers(pod, pc.ContainerNames, add)
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, n := range names {
+				add(pc.PodName, n, gone)
+			}
 		}
 	}
 	if len(entries) > MaxContainers {

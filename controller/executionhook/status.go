@@ -2,7 +2,9 @@ package executionhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,34 +13,151 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
-// update changes the status under the lock and writes it; a conflict (someone changed
-// the object) is resolved by writing our status onto the latest object.
+// errEnded is what update returns once the run has ended the hook because its status
+// could not be written (endUnwritable): nothing more is recorded.
+var errEnded = errors.New("the hook was ended: its status could not be written")
+
+// update applies change to the in-memory status and writes it at once; a conflict
+// (someone changed the object) is resolved by writing our status onto the latest
+// object. r.mu guards only the in-memory hook, so that readers never wait for the
+// apiserver; r.write serialises the changes with their writes, so that each write
+// carries every change made before it. A status that the apiserver refuses as too large
+// or invalid ends the hook (endUnwritable) instead of being retried for ever.
 func (r *run) update(ctx context.Context, change func(st *v1alpha1.ExecutionHookStatus)) error {
+	r.write.Lock()
+	defer r.write.Unlock()
+	if r.ended {
+		return errEnded
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	change(&r.hook.Status)
 	setSummary(&r.hook.Status)
-	client := r.c.stagehand.StagehandV1alpha1().ExecutionHooks(r.hook.Namespace)
+	boundStatus(&r.hook.Status)
+	hook := r.hook.DeepCopy()
+	r.mu.Unlock()
+	err := r.writeStatus(ctx, hook)
+	if unwritable(err) {
+		return r.endUnwritable(ctx, err)
+	}
+	return err
+}
+
+// writeStatus writes hook's status, onto the latest object after a conflict, and keeps
+// what was written. The caller holds r.write.
+func (r *run) writeStatus(ctx context.Context, hook *v1alpha1.ExecutionHook) error {
+	client := r.c.stagehand.StagehandV1alpha1().ExecutionHooks(hook.Namespace)
 	for range 5 {
-		written, err := client.UpdateStatus(ctx, r.hook, metav1.UpdateOptions{})
+		written, err := client.UpdateStatus(ctx, hook, metav1.UpdateOptions{})
 		if err == nil {
+			r.mu.Lock()
 			r.hook = written
+			r.mu.Unlock()
 			return nil
 		}
 		if !apierrors.IsConflict(err) {
 			return err
 		}
-		latest, err := client.Get(ctx, r.hook.Name, metav1.GetOptions{})
+		latest, err := client.Get(ctx, hook.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if latest.UID != r.hook.UID {
-			return apierrors.NewNotFound(v1alpha1.Resource("executionhooks"), r.hook.Name)
+		if latest.UID != hook.UID {
+			return apierrors.NewNotFound(v1alpha1.Resource("executionhooks"), hook.Name)
 		}
-		latest.Status = r.hook.Status
-		r.hook = latest
+		latest.Status = hook.Status
+		hook = latest
 	}
-	return fmt.Errorf("writing the status of %s: conflicts on every try", r.hook.Name)
+	return fmt.Errorf("writing the status of %s: conflicts on every try", hook.Name)
+}
+
+// unwritable reports whether the apiserver refused a status for what it is (too large
+// for the request or for etcd, or invalid), so that writing it again cannot succeed.
+func unwritable(err error) bool {
+	return err != nil && (apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsInvalid(err) ||
+		strings.Contains(err.Error(), "request is too large"))
+}
+
+// endUnwritable ends a hook whose status the apiserver refused: the commands in flight
+// are stopped, each container without an outcome fails, the outputs are dropped and
+// the messages cut, and the hook fails with reason StatusNotWritable. If even that is
+// refused, the entries are dropped too (the summary keeps the counts). The caller holds
+// r.write. It returns errEnded, or the error of a write that failed for another reason
+// (the run then stops, and the hook's next sync resumes it from what was written).
+func (r *run) endUnwritable(ctx context.Context, cause error) error {
+	r.ended = true
+	r.halt()
+	msg := fmt.Sprintf("the hook's status could not be written, so the hook was ended: %v", cause)
+	msg = cutMessage(msg, v1alpha1.MaxEntryMessageBytes)
+	r.mu.Lock()
+	hook := r.hook.DeepCopy()
+	r.mu.Unlock()
+	st := &hook.Status
+	for i := range st.HookStatuses {
+		e := &st.HookStatuses[i]
+		e.Output = ""
+		if e.Error != nil {
+			e.Error = e.Error.DeepCopy()
+			e.Error.Message = cutMessage(e.Error.Message, 64)
+		}
+		if e.Succeed == nil {
+			e.Succeed, e.CompletionTime = ptrTo(false), now()
+			e.Error = hookError(v1alpha1.HookErrorError, reasonStatusNotWritable, "ended before its outcome: see status.error")
+		}
+	}
+	setSummary(st)
+	st.CompletionTime = now()
+	st.Error = hookError(v1alpha1.HookErrorError, reasonStatusNotWritable, msg)
+	setOutcome(st, v1alpha1.ExecutionHookFailed, reasonStatusNotWritable, msg)
+	err := r.writeStatus(context.WithoutCancel(ctx), hook)
+	if unwritable(err) {
+		st.HookStatuses = nil
+		err = r.writeStatus(context.WithoutCancel(ctx), hook)
+	}
+	if err != nil {
+		return fmt.Errorf("ending the hook after %v: %w", cause, err)
+	}
+	r.c.log.WithError(cause).WithField("executionHook", hook.Namespace+"/"+hook.Name).Warning("The status could not be written; the hook failed")
+	written := r.snapshot()
+	r.c.eventFinished(written)
+	r.c.queue.Add(written.Namespace + "/" + written.Name) // for the TTL
+	return errEnded
+}
+
+// reasonStatusNotWritable is the reason of a hook ended by endUnwritable.
+const reasonStatusNotWritable = "StatusNotWritable"
+
+// boundStatus cuts each entry's output (keeping its end) and error message (keeping its
+// start) to the entry's share of the status budget (v1alpha1.EntryTextBounds).
+func boundStatus(st *v1alpha1.ExecutionHookStatus) {
+	output, message := v1alpha1.EntryTextBounds(len(st.HookStatuses))
+	for i := range st.HookStatuses {
+		e := &st.HookStatuses[i]
+		e.Output = cutOutput(e.Output, output)
+		if e.Error != nil && len(e.Error.Message) > message {
+			e.Error = e.Error.DeepCopy() // the caller may still hold it for an event
+			e.Error.Message = cutMessage(e.Error.Message, message)
+		}
+	}
+}
+
+// cutOutput keeps the last n bytes of s, as valid UTF-8.
+func cutOutput(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[len(s)-n:], "")
+}
+
+// cutMessage keeps the first n bytes of s, as valid UTF-8, ending in "..." when cut.
+func cutMessage(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "..."
+	if n <= len(more) {
+		return strings.ToValidUTF8(s[:n], "")
+	}
+	return strings.ToValidUTF8(s[:n-len(more)], "") + more
 }
 
 // setSummary writes "<succeeded>/<selected>".
