@@ -156,10 +156,10 @@ func (l *Loop) ProcessNextItem(ctx context.Context) bool {
 		log.WithError(err).Error("Dropping the key: the error cannot be fixed by a retry")
 		l.Queue.Forget(key)
 	default:
-		switch n := l.Queue.NumRequeues(key); {
-		case n == 0:
+		switch n := l.Queue.NumRequeues(key); n {
+		case 0:
 			log.WithError(err).Warn("Sync failed; retrying with back-off")
-		case n == MaxRetries:
+		case MaxRetries:
 			log.WithError(err).WithField("retries", n).Error("Sync kept failing; still retrying, at most every " + MaxRetryDelay.String())
 			if l.GiveUp != nil {
 				l.GiveUp(key, err)
