@@ -88,10 +88,11 @@ const (
 	// MsgRevisionCreateFailed takes the revision name and the apiserver's message.
 	MsgRevisionCreateFailed = "Revision %s failed: the apiserver refused its ReplicaSet: %s. Fix the DeploymentConfig's spec; the previous revision keeps serving"
 
-	// EventSyncFailed: a sync kept failing and its retries ran out.
+	// EventSyncFailed: a sync kept failing for plumbing.MaxRetries tries; it is still
+	// retried, every few minutes.
 	EventSyncFailed = "SyncFailed"
 	// MsgSyncFailed takes the error.
-	MsgSyncFailed = "Giving up after repeated failures: %v"
+	MsgSyncFailed = "Syncing keeps failing; still retrying every few minutes: %v"
 )
 
 // Reasons of the Available condition (the Progressing reasons are in revision.go).

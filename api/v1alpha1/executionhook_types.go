@@ -17,7 +17,7 @@ const (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=ha,categories=stagehand
-// +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.actionTimeoutSeconds`,description="Seconds from the first attempt until the hook gives up"
+// +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.actionTimeoutSeconds`,description="Seconds from a container's first attempt until the hook gives up in it"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type HookAction struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -27,9 +27,10 @@ type HookAction struct {
 	// +required
 	Action Action `json:"action"`
 
-	// ActionTimeoutSeconds bounds a hook's run in one container, counted from its first
-	// attempt: failed attempts are retried with exponential back-off until it passes, and
-	// a command still running then is stopped. Default 300, at most 3600.
+	// ActionTimeoutSeconds bounds a hook's run in each container, counted from that
+	// container's first attempt (when it gets one of the hook's parallelism slots, not
+	// when the hook starts): failed attempts are retried with exponential back-off until
+	// it passes, and a command still running then is stopped. Default 300, at most 3600.
 	// +kubebuilder:default=300
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600
@@ -227,11 +228,13 @@ type ExecutionHookStatus struct {
 	// HookAction does not change a running hook.
 	// +optional
 	Command []string `json:"command,omitempty"`
-	// StartTime is the first attempt's start; the deadline counts from it.
+	// StartTime is when the hook started: its action and containers were resolved.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
-	// Deadline is StartTime plus the action's timeout: no attempt starts after it, and a
-	// command still running then is stopped.
+	// Deadline is StartTime plus the action's timeout: the deadline of a container whose
+	// first attempt starts at once. Each container's own deadline, counted from its first
+	// attempt, is in its entry; a container that waits for a parallelism slot has a later
+	// one.
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// CompletionTime is when the last container reached its outcome.
@@ -265,6 +268,11 @@ type ContainerExecutionHookStatus struct {
 	// Attempts counts the attempts started, the first one included.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
+	// Deadline is this container's first attempt plus the action's timeout, rounded up
+	// to the second; unset until the first attempt. No attempt starts after it, and a
+	// command still running then is stopped. A controller restart keeps it.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// ExitCode is the last finished attempt's exit code.
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
@@ -272,7 +280,8 @@ type ContainerExecutionHookStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// Output is the last lines of the last attempt's output (stdout and stderr), at most
-	// 10 lines and 1 KiB.
+	// 10 lines and 1 KiB, and less in a hook of more than 192 containers: the entries
+	// share a budget (EntryTextBounds), so that the status can always be written.
 	// +optional
 	Output string `json:"output,omitempty"`
 	// Error says why the container failed: set with succeed false, and while retrying,
@@ -286,7 +295,8 @@ type HookError struct {
 	// ErrorType classifies it: Timeout, Error, PodGone, PodNotRunning, ContainerNotFound,
 	// Forbidden, ActionNotFound or NoPodsSelected.
 	ErrorType HookErrorType `json:"errorType"`
-	// Message is for people.
+	// Message is for people. In an entry it is cut to its share of the status budget
+	// (EntryTextBounds); the ContainerFailed event carries it uncut.
 	// +optional
 	Message string `json:"message,omitempty"`
 	// Reason is a CamelCase word for programs.

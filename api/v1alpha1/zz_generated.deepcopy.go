@@ -61,6 +61,10 @@ func (in *ContainerExecutionHookStatus) DeepCopyInto(out *ContainerExecutionHook
 		*out = new(bool)
 		**out = **in
 	}
+	if in.Deadline != nil {
+		in, out := &in.Deadline, &out.Deadline
+		*out = (*in).DeepCopy()
+	}
 	if in.ExitCode != nil {
 		in, out := &in.ExitCode, &out.ExitCode
 		*out = new(int32)

@@ -59,13 +59,26 @@ type fakeExec struct {
 	mu   sync.Mutex
 	ran  []string
 	exit func(container string) int
+	// sleep is how long a command runs; output is what it prints after the greeting.
+	sleep  time.Duration
+	output string
 }
 
-func (f *fakeExec) Exec(_ context.Context, _, pod, container string, _ []string, out io.Writer) (int, error) {
+func (f *fakeExec) Exec(ctx context.Context, _, pod, container string, argv []string, out io.Writer) (int, error) {
+	if len(argv) > 3 && argv[3] == "stagehand-stop" {
+		return 0, nil // the kill of a timed-out command
+	}
 	f.mu.Lock()
 	f.ran = append(f.ran, pod+"/"+container)
 	f.mu.Unlock()
-	_, _ = fmt.Fprintf(out, "%s4242\nhello from %s\n", pidMarker, container)
+	_, _ = fmt.Fprintf(out, "%s4242\nhello from %s\n%s", pidMarker, container, f.output)
+	if f.sleep > 0 {
+		select {
+		case <-time.After(f.sleep):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 	return f.exit(container), nil
 }
 

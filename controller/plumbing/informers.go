@@ -98,7 +98,7 @@ func EnqueueIfChanged(old, cur any, enqueue func(any)) {
 }
 
 // SyncFailed records the Warning event on the DeploymentConfig named by key (namespace/name)
-// when its retries ran out.
+// when it failed MaxRetries times in a row.
 func SyncFailed(dcs dclisters.DeploymentConfigLister, recorder record.EventRecorder, key string, err error) {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	if dc, getErr := dcs.DeploymentConfigs(ns).Get(name); getErr == nil {

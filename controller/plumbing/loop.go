@@ -11,29 +11,49 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/time/rate"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
-// MaxRetries bounds the retries of one key. With the controllers' rate limiter (5 ms
-// doubling, capped at 1000 s) the waits are 5 ms, 10 ms, 20 ms, ... 41 s, 82 s: fifteen
-// attempts over about 2.7 minutes. After that the key is dropped until the next event or
-// resync touches it.
-const MaxRetries = 15
+// The retry policy of a failing key (DESIGN §4, invariant 9: no key is forgotten while
+// its object is not terminal). The per-key back-off starts at RetryBaseDelay and doubles
+// up to MaxRetryDelay: 5 ms, 10 ms, 20 ms, ... 41 s, 82 s, 164 s, then every 5 minutes.
+// MaxRetries failures (about 2.7 minutes) make the give-up Warning event and an Error
+// line, once per streak; the key is retried after that as before, every MaxRetryDelay,
+// until a sync succeeds, returns a fatal error or the object is gone.
+const (
+	MaxRetries     = 15
+	RetryBaseDelay = 5 * time.Millisecond
+	MaxRetryDelay  = 5 * time.Minute
+)
 
 // NewQueue is a controller's workqueue: typed, named for the metrics, with client-go's
-// default controller rate limiter (per-key exponential back-off and an overall bucket).
+// controller rate limiter (an overall bucket of 10 per second, burst 100) and a per-key
+// exponential back-off capped at MaxRetryDelay instead of client-go's 1000 s.
 func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+	return newQueue(name, nil)
 }
 
-// fatalError marks an error that a retry cannot fix (a corrupt annotation, an invalid
-// object). It is logged and never retried.
+// newQueue is NewQueue on clock (nil: the real one), so that a test can step time.
+func newQueue(name string, clock clock.WithTicker) workqueue.TypedRateLimitingInterface[string] {
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clock})
+}
+
+// fatalError marks an error that a retry cannot fix (a malformed key, an object that
+// cannot be turned into what the sync needs). It is logged and never retried: the key
+// comes back only with the object's next change. Use it only for such errors, since a
+// fatal key is the one exception to "no key is forgotten".
 type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
@@ -66,7 +86,8 @@ type Loop struct {
 	// Sync handles one key. It is called through a func so that a controller's
 	// syncHandler field, which tests replace, is read at each call.
 	Sync func(ctx context.Context, key string) error
-	// GiveUp records the Warning event of a key whose retries ran out; may be nil.
+	// GiveUp records the Warning event of a key that failed MaxRetries times in a row
+	// (it is still retried); may be nil.
 	GiveUp func(key string, err error)
 	// Synced are the informers to wait for before the first sync.
 	Synced []cache.InformerSynced
@@ -107,11 +128,12 @@ func (l *Loop) worker(ctx context.Context) {
 
 // ProcessNextItem runs one key of the queue through Sync and applies the retry policy:
 // success and fatal errors forget the key, a RequeueAfter re-adds it after its delay,
-// other errors are retried with back-off up to MaxRetries, then handed to GiveUp.
+// other errors are retried with back-off that grows to MaxRetryDelay, and never dropped;
+// the failure that reaches MaxRetries is handed to GiveUp, once per streak.
 //
 // A failing key is logged at Warning the first time it fails (and again when it fails
-// after having succeeded), at Debug on the retries in between, and at Error when the
-// retries run out. So a stuck DeploymentConfig shows at the default level at once,
+// after having succeeded), at Debug on the retries in between and after, and at Error
+// when the retries reach MaxRetries. So a stuck DeploymentConfig shows at the default level at once,
 // and a flapping one cannot flood the log: one line per streak of failures.
 func (l *Loop) ProcessNextItem(ctx context.Context) bool {
 	key, quit := l.Queue.Get()
@@ -133,19 +155,20 @@ func (l *Loop) ProcessNextItem(ctx context.Context) bool {
 	case errors.As(err, &fe):
 		log.WithError(err).Error("Dropping the key: the error cannot be fixed by a retry")
 		l.Queue.Forget(key)
-	case l.Queue.NumRequeues(key) < MaxRetries:
-		if l.Queue.NumRequeues(key) == 0 {
-			log.WithError(err).Warn("Sync failed; retrying with back-off")
-		} else {
-			log.WithError(err).WithField("retries", l.Queue.NumRequeues(key)).Debug("Sync failed again; retrying")
-		}
-		l.Queue.AddRateLimited(key)
 	default:
-		log.WithError(err).WithField("retries", MaxRetries).Error("Sync kept failing; dropping the key until it changes")
-		l.Queue.Forget(key)
-		if l.GiveUp != nil {
-			l.GiveUp(key, err)
+		switch n := l.Queue.NumRequeues(key); n {
+		case 0:
+			log.WithError(err).Warn("Sync failed; retrying with back-off")
+		case MaxRetries:
+			log.WithError(err).WithField("retries", n).Error("Sync kept failing; still retrying, at most every " + MaxRetryDelay.String())
+			if l.GiveUp != nil {
+				l.GiveUp(key, err)
+			}
+		default:
+			log.WithError(err).WithField("retries", n).Debug("Sync failed again; retrying")
 		}
+		// Never dropped (invariant 9): past MaxRetries the back-off stays at its cap.
+		l.Queue.AddRateLimited(key)
 	}
 	return true
 }

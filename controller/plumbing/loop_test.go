@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // loopFor is a Loop whose queue has no back-off delay, so that a test can drive retries.
@@ -37,25 +38,41 @@ func levels(hook *test.Hook) []logrus.Level {
 	return out
 }
 
-func TestLoopRetriesThenGivesUp(t *testing.T) {
+// A key that keeps failing is never dropped (invariant 9): past MaxRetries it is still
+// requeued, never later than MaxRetryDelay, and GiveUp and the Error line come once.
+func TestLoopNeverDropsAFailingKey(t *testing.T) {
 	calls := 0
 	l, hook, gaveUp := loopFor(func(context.Context, string) error { calls++; return errors.New("boom") })
+	clk := clocktesting.NewFakeClock(time.Now())
+	l.Queue = newQueue("test", clk)
 	defer l.Queue.ShutDown()
 	l.Queue.Add("ns/web")
-	for range MaxRetries + 1 {
+	const failures = MaxRetries + 4
+	for i := range failures {
+		require.Eventually(t, func() bool { return l.Queue.Len() == 1 }, 5*time.Second, time.Millisecond,
+			"failure %d: the key is back within MaxRetryDelay", i)
 		require.True(t, l.ProcessNextItem(context.Background()))
+		if i == failures-1 {
+			break
+		}
+		clk.Step(MaxRetryDelay) // the key waits for its back-off, no longer than the cap
 	}
-	assert.Equal(t, MaxRetries+1, calls, "the first try and MaxRetries retries")
-	assert.Equal(t, []string{"ns/web: boom"}, *gaveUp)
-	assert.Equal(t, 0, l.Queue.Len(), "dropped after giving up")
+	assert.Equal(t, failures, calls)
+	assert.Equal(t, []string{"ns/web: boom"}, *gaveUp, "one give-up event per streak")
+	assert.Equal(t, failures, l.Queue.NumRequeues("ns/web"), "still counted, still queued")
+	clk.Step(MaxRetryDelay)
+	assert.Eventually(t, func() bool { return l.Queue.Len() == 1 }, 5*time.Second, time.Millisecond, "not dropped")
 
 	got := levels(hook)
-	require.Len(t, got, MaxRetries+1)
+	require.Len(t, got, failures)
 	assert.Equal(t, logrus.WarnLevel, got[0], "the first failure shows at the default level")
-	for _, lvl := range got[1:MaxRetries] {
-		assert.Equal(t, logrus.DebugLevel, lvl, "the retries in between do not flood the log")
+	for i, lvl := range got[1:] {
+		if i+1 == MaxRetries {
+			assert.Equal(t, logrus.ErrorLevel, lvl, "reaching MaxRetries shows")
+		} else {
+			assert.Equal(t, logrus.DebugLevel, lvl, "the retries in between and after do not flood the log")
+		}
 	}
-	assert.Equal(t, logrus.ErrorLevel, got[MaxRetries], "giving up shows")
 }
 
 func TestLoopFatalIsNotRetried(t *testing.T) {
