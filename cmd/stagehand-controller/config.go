@@ -146,36 +146,46 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 			cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
 		}
 	}
-	if cfg.DeployerResources, err = requirements("deployer", cfg.DeployerRequests, cfg.DeployerLimits); err != nil {
+	if err := cfg.check(); err != nil {
 		return cfg, false, err
+	}
+	return cfg, showVersion, nil
+}
+
+// check refuses settings that cannot work, naming the flag, and pairs the requests and
+// limits settings.
+func (cfg *config) check() error {
+	var err error
+	if cfg.DeployerResources, err = requirements("deployer", cfg.DeployerRequests, cfg.DeployerLimits); err != nil {
+		return err
 	}
 	if cfg.DeferStepResources, err = requirements("defer-step", cfg.DeferStepRequests, cfg.DeferStepLimits); err != nil {
-		return cfg, false, err
+		return err
 	}
 	if cfg.ExecutionHookTTL < 0 {
-		return cfg, false, fmt.Errorf("--execution-hook-ttl must not be negative, not %s", cfg.ExecutionHookTTL)
+		return fmt.Errorf("--execution-hook-ttl must not be negative, not %s", cfg.ExecutionHookTTL)
 	}
 	if cfg.ImagePollInterval < time.Second {
-		return cfg, false, fmt.Errorf("--image-poll-interval must be at least 1s, not %s", cfg.ImagePollInterval)
+		return fmt.Errorf("--image-poll-interval must be at least 1s, not %s", cfg.ImagePollInterval)
 	}
 	if cfg.RegistryQPS <= 0 || cfg.RegistryBurst < 1 {
-		return cfg, false, fmt.Errorf("--registry-qps must be above 0 and --registry-burst at least 1")
+		return fmt.Errorf("--registry-qps must be above 0 and --registry-burst at least 1")
 	}
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
-		return cfg, false, fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
+		return fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
 	}
 	if cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst < 1 {
-		return cfg, false, fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1")
+		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1")
 	}
 	if cfg.Workers < 0 {
-		return cfg, false, fmt.Errorf("--workers must not be negative, not %d", cfg.Workers)
+		return fmt.Errorf("--workers must not be negative, not %d", cfg.Workers)
 	}
 	for name, n := range map[string]int{"--dc-workers": cfg.DCWorkers, "--deployer-pod-workers": cfg.DeployerPodWorkers, "--image-trigger-workers": cfg.ImageTriggerWorkers} {
 		if n < 1 {
-			return cfg, false, fmt.Errorf("%s must be at least 1, not %d", name, n)
+			return fmt.Errorf("%s must be at least 1, not %d", name, n)
 		}
 	}
-	return cfg, showVersion, nil
+	return nil
 }
 
 // envSet reports whether the setting name is given in the environment, as envconfig reads
