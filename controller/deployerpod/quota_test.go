@@ -45,7 +45,7 @@ func TestSyncRevisionWaitsForAnExceededQuota(t *testing.T) {
 
 	// The quota frees: the pod is created and the wait is over.
 	f.Kube.ReactionChain = f.Kube.ReactionChain[1:]
-	f.Informers.ReplicaSets.Informer().GetIndexer().Update(got)
+	require.NoError(t, f.Informers.ReplicaSets.Informer().GetIndexer().Update(got))
 	require.NoError(t, f.syncRevision("web-1"))
 	got = f.GetRS("web-1")
 	assert.Equal(t, "Pending", got.Annotations[v1alpha1.PhaseAnnotation])
