@@ -59,6 +59,10 @@ type Controller struct {
 	// behind them (see plumbing.OwnWrites).
 	dcWrites, rsWrites plumbing.OwnWrites
 
+	// access remembers the deployer ServiceAccounts and RoleBindings that this controller
+	// made sure of, while its informers lag behind (rbac.go).
+	access accessMemo
+
 	// refusals remembers, per DC key, the revision whose ReplicaSet the apiserver refused,
 	// until the status says so: the cache may not have seen that status write yet.
 	refusals sync.Map
@@ -119,8 +123,8 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueConfigOf) },
 			DeleteFunc: c.enqueueConfigOf,
 		}},
-		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespace}},
-		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueNamespace}},
+		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("ServiceAccount")}},
+		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("RoleBinding")}},
 	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
@@ -166,6 +170,18 @@ func (c *Controller) enqueueConfigOf(obj any) {
 	}
 	if name := pod.Labels[v1alpha1.ConfigLabel]; name != "" {
 		c.queue.AddAfter(pod.Namespace+"/"+name, gatherDelay)
+	}
+}
+
+// accessDeleted handles the deletion of a deployer ServiceAccount or RoleBinding: the
+// controller forgets that it made sure of it, and syncs the namespace's DCs, which create
+// it again.
+func (c *Controller) accessDeleted(kind string) func(obj any) {
+	return func(obj any) {
+		if m, err := plumbing.MetaOf(plumbing.UnwrapTombstone(obj)); err == nil {
+			c.access.forget(m.GetNamespace(), kind)
+		}
+		c.enqueueNamespace(obj)
 	}
 }
 

@@ -1,12 +1,18 @@
 package deploymentconfig
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -242,4 +248,57 @@ func condition(t *testing.T, dc *v1alpha1.DeploymentConfig, conditionType string
 	}
 	t.Fatalf("no %s condition in %+v", conditionType, dc.Status.Conditions)
 	return metav1.Condition{}
+}
+
+// While the informers do not show the deployer's ServiceAccount and RoleBinding yet (the
+// fixture's never do), the controller trusts its own creates instead of creating them
+// again for the namespace's next DC; once the informers report a deletion, or once
+// accessCacheLag has passed, they are created again.
+func TestDeployerAccessIsCreatedOnceWhileTheCacheLags(t *testing.T) {
+	dc := controllertest.DC("web", "app:1", 1)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc})
+	creates := func() int {
+		n := 0
+		for _, a := range f.Kube.Actions() {
+			if a.GetVerb() == "create" && (a.GetResource().Resource == "serviceaccounts" || a.GetResource().Resource == "rolebindings") {
+				n++
+			}
+		}
+		f.ClearActions()
+		return n
+	}
+	now := time.Now()
+	f.dc.access.now = func() time.Time { return now }
+	ensure := func() { require.NoError(t, f.dc.ensureDeployerAccess(t.Context(), dc)) }
+
+	ensure()
+	assert.Equal(t, 2, creates(), "the ServiceAccount and the RoleBinding")
+	ensure()
+	assert.Equal(t, 0, creates(), "not again while the caches lag")
+
+	f.dc.accessDeleted("RoleBinding")(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: v1alpha1.DeployerServiceAccountName}})
+	ensure()
+	assert.Equal(t, 1, creates(), "a deleted RoleBinding is created again")
+
+	now = now.Add(accessCacheLag)
+	ensure()
+	assert.Equal(t, 2, creates(), "after accessCacheLag the informers are trusted again")
+}
+
+// In a namespace being deleted, the refusal of the deployer's RoleBinding is not an error
+// (the DCs go with the namespace), and the next DC of the namespace does not try again.
+func TestDeployerAccessInATerminatingNamespace(t *testing.T) {
+	dc := controllertest.DC("web", "app:1", 1)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc})
+	attempts := 0
+	f.Kube.PrependReactor("create", "rolebindings", func(k8stesting.Action) (bool, runtime.Object, error) {
+		attempts++
+		err := apierrors.NewForbidden(rbacv1.Resource("rolebindings"), v1alpha1.DeployerServiceAccountName,
+			errors.New("unable to create new content in namespace ns because it is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+	require.NoError(t, f.dc.ensureDeployerAccess(t.Context(), dc))
+	require.NoError(t, f.dc.ensureDeployerAccess(t.Context(), dc))
+	assert.Equal(t, 1, attempts)
 }
