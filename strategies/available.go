@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 // PodAvailable reports whether pod counts as available at now, and when not yet, how long
@@ -21,6 +22,10 @@ type PodCounts struct {
 	Pods int32
 	// Active counts the pods that are not terminating and not finished.
 	Active int32
+	// Running counts the pods that may still run a container: every pod not in a terminal
+	// phase, terminating ones included, and a finished pod that still waits for its
+	// DeferPolicy steps (the defer finalizer), whose clean-up belongs to its revision.
+	Running int32
 	// Available counts the available pods (see PodAvailable).
 	Available int32
 	// Recheck is the soonest time a Ready pod becomes available, 0 when none waits.
@@ -32,8 +37,12 @@ func CountPods(pods []*corev1.Pod, minReadySeconds int32, now time.Time) PodCoun
 	var c PodCounts
 	for _, pod := range pods {
 		c.Pods++
-		if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if pod.DeletionTimestamp == nil && !finished {
 			c.Active++
+		}
+		if !finished || v1alpha1.HasDeferFinalizer(pod) {
+			c.Running++
 		}
 		available, recheck := PodAvailable(pod, minReadySeconds, now)
 		if available {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,5 +44,17 @@ func TestPodAvailable(t *testing.T) {
 		})
 	}
 	counts := CountPods([]*corev1.Pod{pod(corev1.ConditionTrue, 0, false), pod(corev1.ConditionTrue, 2*time.Second, false), pod(corev1.ConditionFalse, 0, true)}, 5, now)
-	assert.Equal(t, PodCounts{Pods: 3, Active: 2, Available: 0, Recheck: 3 * time.Second}, counts)
+	assert.Equal(t, PodCounts{Pods: 3, Active: 2, Running: 3, Available: 0, Recheck: 3 * time.Second}, counts,
+		"a terminating pod may still run a container")
+
+	// Running: a finished pod has stopped, unless it waits for its defer steps.
+	finished := func(phase corev1.PodPhase, finalizers ...string) *corev1.Pod {
+		p := pod(corev1.ConditionFalse, 0, true)
+		p.Status.Phase, p.Finalizers = phase, finalizers
+		return p
+	}
+	counts = CountPods([]*corev1.Pod{finished(corev1.PodSucceeded), finished(corev1.PodFailed),
+		finished(corev1.PodFailed, v1alpha1.DeferFinalizer), finished(corev1.PodRunning)}, 0, now)
+	assert.Equal(t, int32(4), counts.Pods)
+	assert.Equal(t, int32(2), counts.Running, "the pod still running and the one waiting for its defer steps")
 }

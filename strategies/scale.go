@@ -32,6 +32,22 @@ func (s *Scaler) WaitGone(ctx context.Context, rs *appsv1.ReplicaSet, timeout ti
 	})
 }
 
+// WaitStopped waits until no pod of rs may still run a container: each one has finished
+// (phase Succeeded or Failed, as the kubelet sets it once a deleted pod's containers have
+// stopped) or is gone, and none waits for DeferPolicy steps. That is when the Deployment
+// controller's Recreate goes on; the pod objects may still be there.
+func (s *Scaler) WaitStopped(ctx context.Context, rs *appsv1.ReplicaSet, timeout time.Duration) error {
+	s.Out.Printf("Waiting for the pods of %s to stop", rs.Name)
+	w := Wait{Revision: rs.Name, WaitingFor: "every pod to stop", Selector: SelectorString(rs), Timeout: timeout}
+	return s.Tracker.Until(ctx, w, func(now time.Time) (bool, time.Duration, string, error) {
+		c, err := s.Tracker.Count(rs, s.MinReadySeconds, now)
+		if err != nil {
+			return false, 0, "", err
+		}
+		return c.Running == 0, 0, fmt.Sprintf("%d pods may still run, %d pod objects left", c.Running, c.Pods), nil
+	})
+}
+
 // WaitInactive waits until no pod of rs is active: each is terminating, finished or gone.
 // That is when the Deployment controller stops counting a pod (status.replicas counts
 // only active pods).
@@ -46,9 +62,9 @@ func (s *Scaler) WaitInactive(ctx context.Context, rs *appsv1.ReplicaSet, timeou
 	})
 }
 
-// WaitAvailable waits until rs has exactly desired pods that are all available, and none
-// of the pods of gone (other revisions) is left.
-func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desired int32, timeout time.Duration, gone ...*appsv1.ReplicaSet) error {
+// WaitAvailable waits until rs has exactly desired pods that are all available, and no
+// pod of stopped (other revisions) may still run (see WaitStopped).
+func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desired int32, timeout time.Duration, stopped ...*appsv1.ReplicaSet) error {
 	what := fmt.Sprintf("%d pods to be available", desired)
 	s.Out.Printf("Waiting for %d pods of %s to be available", desired, rs.Name)
 	w := Wait{Revision: rs.Name, WaitingFor: what, Selector: SelectorString(rs), Timeout: timeout}
@@ -58,16 +74,16 @@ func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desir
 			return false, 0, "", err
 		}
 		var left int32
-		for _, old := range gone {
+		for _, old := range stopped {
 			o, err := s.Tracker.Count(old, 0, now)
 			if err != nil {
 				return false, 0, "", err
 			}
-			left += o.Pods
+			left += o.Running
 		}
 		seen := fmt.Sprintf("%d of %d available, %d active pods", c.Available, desired, c.Active)
 		if left > 0 {
-			seen += fmt.Sprintf(", %d pods of older revisions left", left)
+			seen += fmt.Sprintf(", %d pods of older revisions may still run", left)
 		}
 		return c.Available == desired && c.Active == desired && left == 0, c.Recheck, seen, nil
 	})

@@ -13,8 +13,10 @@ import (
 
 // PodSetWatcher follows the application pods of a DeploymentConfig on a watch and keeps,
 // over every event it sees, the fewest available pods and whether pods of two revisions
-// ever existed at once. Available means Ready and not terminating, as the ReplicaSet
-// controller counts it (minReadySeconds 0).
+// ever ran at once. Available means Ready and not terminating, as the ReplicaSet
+// controller counts it (minReadySeconds 0). A pod runs until its phase is Succeeded or
+// Failed, which the node sets once a deleted pod's containers have stopped; its object
+// may stay a moment longer, as the Deployment controller's Recreate also allows.
 type PodSetWatcher struct {
 	mu             sync.Mutex
 	store          cache.Store
@@ -56,7 +58,9 @@ func (w *PodSetWatcher) observe() {
 	revisions := map[string]int{}
 	for _, obj := range w.store.List() {
 		pod := obj.(*corev1.Pod)
-		revisions[pod.Labels[stagehandv1.RevisionLabel]]++
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			revisions[pod.Labels[stagehandv1.RevisionLabel]]++
+		}
 		if pod.DeletionTimestamp == nil && PodReady(pod) {
 			available++
 		}

@@ -65,7 +65,7 @@ func (r *Recreate) WithUntil(until strategies.Until) *Recreate {
 	return &c
 }
 
-// Deploy runs pre hook → scale from to 0 and wait until its pods are gone → mid hook →
+// Deploy runs pre hook → scale from to 0 and wait until its pods have stopped → mid hook →
 // scale to up to desired and wait until all desired pods are available → post hook.
 // timeoutSeconds bounds each wait. Run again after a partial run (--until, a deployer
 // that died), it continues: scaling to the current replicas is a no-op, and a hook that
@@ -87,7 +87,15 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 		return err
 	}
 	if from != nil {
-		if _, err := scaler.ScaleAndWait(ctx, from, 0, timeout); err != nil {
+		// Like the Deployment controller's Recreate, go on once no old pod may still run
+		// (each finished, or gone), not once every old pod object is deleted: the two
+		// revisions never run at once, and the kubelet's removal of finished pods is not
+		// on the rollout's path.
+		scaled, err := strategies.Scale(ctx, r.clients, r.out, from, 0)
+		if err != nil {
+			return err
+		}
+		if err := scaler.WaitStopped(ctx, scaled, timeout); err != nil {
 			return err
 		}
 	}
@@ -104,11 +112,11 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 	if err != nil {
 		return err
 	}
-	var gone []*appsv1.ReplicaSet
+	var stopped []*appsv1.ReplicaSet
 	if from != nil {
-		gone = append(gone, from)
+		stopped = append(stopped, from)
 	}
-	if err := scaler.WaitAvailable(ctx, scaled, target, timeout, gone...); err != nil {
+	if err := scaler.WaitAvailable(ctx, scaled, target, timeout, stopped...); err != nil {
 		return err
 	}
 	if err := r.until.AtPercent(to.Name, target, desired); err != nil {
