@@ -119,6 +119,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
 	metrics := plumbing.NewMetrics(reg)
+	plumbing.RegisterClientMetrics(reg)
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,

@@ -51,6 +51,9 @@ type ManyResult struct {
 	// The same while the Deployments rolled out.
 	FirstDeploymentMachineCPUSeconds float64            `json:"firstDeploymentMachineCpuSeconds,omitempty"`
 	FirstDeploymentCPUByBinary       map[string]float64 `json:"firstDeploymentCpuByBinary,omitempty"`
+	// What held the first rollouts back, and the apiserver's requests per rollout.
+	FirstDCThrottle         *Throttle `json:"firstDcThrottle,omitempty"`
+	FirstDeploymentThrottle *Throttle `json:"firstDeploymentThrottle,omitempty"`
 
 	// Rolling: manyRolling DCs created (first rollouts timed too), then all templates
 	// changed at once.
@@ -106,6 +109,7 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 	}
 	logf("many: %d one-replica DeploymentConfigs created at once in %s", manyFirst, ns)
 	procs := startSampling(ctx, env)
+	metricsBefore := snapshotMetrics(ctx, env)
 	machine, ctl, byBinary := machineCPU(), procs.controllerCPU(), cpuByBinary()
 	dcMS, failed, _, err := rolloutAllCounted(ctx, cl, ns, manyFirst, 1, manyFirstLimit, func(i int) error {
 		_, err := cl.stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, benchDC(manyName("m", i), 1), metav1.CreateOptions{})
@@ -114,6 +118,7 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 	r.FirstMachineCPUSeconds, r.FirstCPUs = machineCPU()-machine, runtime.NumCPU()
 	r.FirstControllerCPUSeconds = procs.controllerCPU() - ctl
 	r.FirstCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
+	r.FirstDCThrottle = throttleSince(ctx, env, metricsBefore, manyFirst)
 	procs.stop()
 	r.FirstDeployerCPUSeconds = procs.deployerCPU()
 	logf("many: CPU while the DCs rolled out: machine %.1f s of %d CPUs, controller %.1f s, deployers at least %.1f s; by binary %s",
@@ -130,9 +135,11 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 		return err
 	}
 	logf("many: %d one-replica Deployments created at once in %s", manyFirst, ns)
+	metricsBefore = snapshotMetrics(ctx, env)
 	machine, byBinary = machineCPU(), cpuByBinary()
 	dMS, err := deploymentsAll(ctx, env, cl, ns, manyFirst, manyFirstLimit)
 	r.FirstDeploymentMachineCPUSeconds = machineCPU() - machine
+	r.FirstDeploymentThrottle = throttleSince(ctx, env, metricsBefore, manyFirst)
 	r.FirstDeploymentCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
 	logf("many: CPU while the Deployments rolled out: machine %.1f s; by binary %s", r.FirstDeploymentMachineCPUSeconds, cpuList(r.FirstDeploymentCPUByBinary))
 	deleteNamespace(ctx, env, ns)
@@ -287,6 +294,7 @@ func (r *ManyResult) markdown(p func(format string, args ...any)) {
 			r.FirstControllerCPUSeconds, r.FirstDeployerCPUSeconds, cpuList(r.FirstCPUByBinary))
 		p("While the Deployments rolled out, the machine was busy for %.1f CPU seconds: %s.\n\n",
 			r.FirstDeploymentMachineCPUSeconds, cpuList(r.FirstDeploymentCPUByBinary))
+		r.throttleMarkdown(p)
 	}
 	p("**Rolling at once.** %d one-replica DeploymentConfigs on one controller: created at once, and once their first\n", r.RollingCount)
 	p("revisions ended, every template changed at once; timed from the first update to the last revision 2 Complete.\n")

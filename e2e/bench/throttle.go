@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stagehand-dev/stagehand/e2e/framework"
+)
+
+// Throttle is what held requests back during one part of the many-rollouts bench, and
+// what the apiserver was asked: the controller's client-side rate-limiter wait (client-go's
+// rest_client_rate_limiter_duration_seconds, summed over every request of the part), and
+// the apiserver's requests by resource and verb (apiserver_request_total), per rollout.
+// The local cluster runs the apiserver without Priority and Fairness (one client on a
+// one-node test cluster needs no queueing), so there is no server-side queue wait to add.
+type Throttle struct {
+	// RateLimiterWaitSeconds is the controller's total wait in its rate limiter; nil when
+	// its metrics could not be read.
+	RateLimiterWaitSeconds *float64 `json:"rateLimiterWaitSeconds,omitempty"`
+	// RateLimiterRequests is how many requests went through the limiter.
+	RateLimiterRequests float64 `json:"rateLimiterRequests,omitempty"`
+	// RequestsPerRollout is the apiserver's requests per rollout, "resource[/subresource]
+	// VERB" → count, for the most frequent ones.
+	RequestsPerRollout map[string]float64 `json:"requestsPerRollout,omitempty"`
+	// TotalPerRollout counts every request per rollout.
+	TotalPerRollout float64 `json:"totalPerRollout,omitempty"`
+}
+
+// metricsSnapshot is the counters a Throttle is the difference of.
+type metricsSnapshot struct {
+	limiterSum, limiterCount float64
+	limiterOK                bool
+	requests                 map[string]float64
+}
+
+// snapshotMetrics reads the controller's and the apiserver's metrics now.
+func snapshotMetrics(ctx context.Context, env *framework.Env) metricsSnapshot {
+	var s metricsSnapshot
+	if text, err := controllerMetrics(ctx, env); err == nil {
+		s.limiterSum = sumSeries(text, "rest_client_rate_limiter_duration_seconds_sum")
+		s.limiterCount = sumSeries(text, "rest_client_rate_limiter_duration_seconds_count")
+		s.limiterOK = true
+	} else {
+		logf("many: the controller's metrics: %v", err)
+	}
+	raw, err := env.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		logf("many: the apiserver's metrics: %v", err)
+		return s
+	}
+	s.requests = apiserverRequests(string(raw))
+	return s
+}
+
+// throttleSince is the Throttle of the part between before and now, for rollouts rollouts.
+func throttleSince(ctx context.Context, env *framework.Env, before metricsSnapshot, rollouts int) *Throttle {
+	after := snapshotMetrics(ctx, env)
+	t := &Throttle{}
+	if before.limiterOK && after.limiterOK {
+		wait := after.limiterSum - before.limiterSum
+		t.RateLimiterWaitSeconds, t.RateLimiterRequests = &wait, after.limiterCount-before.limiterCount
+	}
+	per := map[string]float64{}
+	for k, v := range after.requests {
+		if d := v - before.requests[k]; d > 0 && rollouts > 0 {
+			per[k] = d / float64(rollouts)
+			t.TotalPerRollout += d / float64(rollouts)
+		}
+	}
+	t.RequestsPerRollout = topCPU(per, 10)
+	return t
+}
+
+var metricsAddrRE = regexp.MustCompile(`addr="?(127\.0\.0\.1:\d+)`)
+
+// controllerMetrics reads the controller's /metrics at the address its log names (the
+// local cluster runs it on a free loopback port).
+func controllerMetrics(ctx context.Context, env *framework.Env) (string, error) {
+	var m []string
+	for _, line := range strings.Split(env.ControllerLogs(), "\n") {
+		if strings.Contains(line, "Serving /metrics") {
+			m = metricsAddrRE.FindStringSubmatch(line)
+		}
+	}
+	if m == nil {
+		return "", fmt.Errorf("no metrics address in the controller's log")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m[1]+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
+}
+
+// sumSeries adds up every series of one metric in Prometheus text.
+func sumSeries(text, name string) float64 {
+	var sum float64
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// apiserverRequests sums apiserver_request_total by "resource[/subresource] VERB".
+func apiserverRequests(text string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if end < 0 || err != nil {
+			continue
+		}
+		labels := map[string]string{}
+		for _, m := range labelRE.FindAllStringSubmatch(line[:end], -1) {
+			labels[m[1]] = m[2]
+		}
+		key := labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		out[key+" "+labels["verb"]] += v
+	}
+	return out
+}
+
+// requestsList renders the requests per rollout, most first.
+func requestsList(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.1f", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// throttleMarkdown writes what held the first rollouts back and what they cost the
+// apiserver, per rollout, for each side.
+func (r *ManyResult) throttleMarkdown(p func(format string, args ...any)) {
+	perRollout := func(cpu map[string]float64, name string) string {
+		if v, ok := cpu[name]; ok && r.FirstCount > 0 {
+			return fmt.Sprintf("%.1f ms", v/float64(r.FirstCount)*1000)
+		}
+		return "not measured"
+	}
+	p("| per first rollout | DeploymentConfig | Deployment |\n|---|---|---|\n")
+	p("| kube-apiserver CPU | %s | %s |\n", perRollout(r.FirstCPUByBinary, "kube-apiserver"), perRollout(r.FirstDeploymentCPUByBinary, "kube-apiserver"))
+	p("| etcd CPU | %s | %s |\n", perRollout(r.FirstCPUByBinary, "etcd"), perRollout(r.FirstDeploymentCPUByBinary, "etcd"))
+	if r.FirstDCThrottle != nil && r.FirstDeploymentThrottle != nil {
+		p("| apiserver requests | %.1f | %.1f |\n\n", r.FirstDCThrottle.TotalPerRollout, r.FirstDeploymentThrottle.TotalPerRollout)
+		if w := r.FirstDCThrottle.RateLimiterWaitSeconds; w != nil {
+			p("The controller's client-side rate limiter (`--kube-api-qps`, `--kube-api-burst`) held its %.0f requests back for\n", r.FirstDCThrottle.RateLimiterRequests)
+			p("%.1f s in all while the DeploymentConfigs rolled out (client-go's `rest_client_rate_limiter_duration_seconds`).\n", *w)
+			p("The local cluster's apiserver runs without Priority and Fairness, so no request waited in a server-side queue.\n\n")
+		}
+		p("The apiserver's most frequent requests per rollout (`apiserver_request_total`, the bench's own requests included, for both sides alike):\n")
+		p("DeploymentConfigs: %s. Deployments: %s.\n\n", requestsList(r.FirstDCThrottle.RequestsPerRollout), requestsList(r.FirstDeploymentThrottle.RequestsPerRollout))
+	}
+}
