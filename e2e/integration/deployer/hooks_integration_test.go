@@ -81,7 +81,9 @@ func fileLines(t *testing.T, path string) []string {
 }
 
 // hookStarts records, for every hook pod, the pod counts at the moment the watcher first
-// saw it: app pods of revision 1 and 2, and the Ready ones of revision 2.
+// saw it: app pods of revision 1 and 2 that may still run (not in a terminal phase: the
+// object of a finished pod may stay a moment longer, as Recreate allows), and the Ready
+// ones of revision 2.
 type hookStarts struct {
 	mu   sync.Mutex
 	seen map[string]string
@@ -95,7 +97,7 @@ func watchHookStarts(t *testing.T, namespace string) *hookStarts {
 		defer h.mu.Unlock()
 		old, current, ready := 0, 0, 0
 		for _, pod := range pods {
-			if pod.Labels[v1alpha1.HookStageLabel] != "" {
+			if pod.Labels[v1alpha1.HookStageLabel] != "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 				continue
 			}
 			switch pod.Labels[v1alpha1.RevisionLabel] {
