@@ -187,27 +187,12 @@ func TestSecurityRunningCodeNeedsCreatePods(t *testing.T) {
 	assert.NoError(t, update(func(dc *stagehandv1.DeploymentConfig) { dc.Spec.Strategy.RollingParams.Pre = nil }))
 
 	// When the user may also create pods, every one of those DCs is accepted
-	_, err = env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "pod-creator"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "dana-pod-creator"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "dana"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-creator"},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	deadline := time.Now().Add(rbacPropagationTimeout)
+	grantRole(t, ns, "dana", "pod-creator", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
 	for path, dc := range codeCarryingDCs() {
-		for {
-			_, err = dcs.Create(ctx, dc, metav1.CreateOptions{})
-			if err == nil || !apierrors.IsForbidden(err) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(250 * time.Millisecond) // the new RoleBinding reaches the authorizer
-		}
-		assert.NoError(t, err, "a user who may create pods may set %s", path)
+		assert.NoError(t, untilAllowed(func() error {
+			_, err := dcs.Create(ctx, dc, metav1.CreateOptions{})
+			return err
+		}), "a user who may create pods may set %s", path)
 	}
 	assert.NoError(t, update(func(dc *stagehandv1.DeploymentConfig) {
 		dc.Spec.Strategy.RollingParams.Post = shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo done")

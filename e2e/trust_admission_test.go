@@ -42,15 +42,24 @@ func grantRole(t *testing.T, ns, user, role string, rules ...rbacv1.PolicyRule) 
 	require.NoError(t, err)
 }
 
-// untilAllowed repeats a request while RBAC forbids it, until a new RoleBinding has reached
-// the authorizer, and returns its last error (a policy's refusal ends the wait: RBAC let
+// pastRBAC repeats a request while RBAC forbids it, until a new RoleBinding has reached
+// the authorizer, and returns its last error: a policy's refusal ends the wait (RBAC let
 // the request through to admission).
+func pastRBAC(request func() error) error {
+	return retryForbidden(request, func(err error) bool { return !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") })
+}
+
+// untilAllowed repeats a request while it is Forbidden, by RBAC or by a policy whose
+// authorizer check has not seen a new RoleBinding yet, and returns its last error.
 func untilAllowed(request func() error) error {
+	return retryForbidden(request, func(error) bool { return true })
+}
+
+func retryForbidden(request func() error, again func(error) bool) error {
 	deadline := time.Now().Add(rbacPropagationTimeout)
 	for {
 		err := request()
-		if err == nil || !apierrors.IsForbidden(err) || strings.Contains(err.Error(), "ValidatingAdmissionPolicy") ||
-			time.Now().After(deadline) {
+		if err == nil || !apierrors.IsForbidden(err) || !again(err) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -112,7 +121,7 @@ func TestHookActionCommandNeedsPodsExec(t *testing.T) {
 	_, asDeployer := impersonating(t, deployer)
 	grantRole(t, ns, deployer, "actions", rbacv1.PolicyRule{APIGroups: []string{stagehandv1.GroupName},
 		Resources: []string{"hookactions"}, Verbs: []string{"create"}})
-	err = untilAllowed(func() error {
+	err = pastRBAC(func() error {
 		_, err := asDeployer.StagehandV1alpha1().HookActions(ns).Create(ctx, shellAction("own", "id"), dryRun)
 		return err
 	})
@@ -149,7 +158,7 @@ func TestForgedSnapshotIsRefused(t *testing.T) {
 	forge := func(request func() error) string {
 		t.Helper()
 		var err error
-		waitForPolicy(t, revisionSnapshotPolicy, func() error { err = untilAllowed(request); return err })
+		waitForPolicy(t, revisionSnapshotPolicy, func() error { err = pastRBAC(request); return err })
 		return deniedBy(t, revisionSnapshotPolicy, err)
 	}
 	edit := func(change func(*appsv1.ReplicaSet)) func() error {
