@@ -40,21 +40,17 @@ const (
 	// MsgRevisionCancelled takes the revision name.
 	MsgRevisionCancelled = "Revision %s was cancelled; its deployer and hook pods are deleted"
 
-	// EventDeployerPodCreated: the deployer pod of a revision was created.
-	EventDeployerPodCreated = "DeployerPodCreated"
-	// MsgDeployerPodCreated takes the pod name and the revision name.
-	MsgDeployerPodCreated = "Created deployer pod %s for revision %s"
-
 	// EventDeployerPodCreateFailed: the apiserver refused the deployer pod.
 	EventDeployerPodCreateFailed = "DeployerPodCreateFailed"
 	// MsgDeployerPodCreateFailed takes the pod name, the error and the deadline.
 	MsgDeployerPodCreateFailed = "Cannot create deployer pod %s: %v. Check the namespace's quota, admission policies and the stagehand-deployer service account; the revision fails at %s if this persists"
 
 	// EventRolloutPending, EventRolloutRunning, EventRolloutComplete and EventRolloutFailed
-	// follow the revision's phase.
+	// follow the revision's phase. RolloutPending is also the event of the deployer pod's
+	// creation: a revision is Pending from the moment its deployer pod exists.
 	EventRolloutPending = "RolloutPending"
-	// MsgRolloutPending takes the revision name.
-	MsgRolloutPending = "Revision %s: the deployer pod is pending"
+	// MsgRolloutPending takes the revision name and the deployer pod's name.
+	MsgRolloutPending = "Revision %s: created deployer pod %s, pending"
 	// EventRolloutRunning is recorded when the deployer pod runs.
 	EventRolloutRunning = "RolloutRunning"
 	// MsgRolloutRunning takes the revision name.

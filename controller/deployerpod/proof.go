@@ -27,23 +27,29 @@ const proofGrace = 30 * time.Second
 // requeue) for up to proofGrace after the deployer finished, then turns t into a Failed
 // transition with reason StrategyEndedWithoutRollout, so that the previous revision keeps
 // serving: Stagehand never switches traffic on an exit code alone.
+//
+// The cached ReplicaSet (rs) is enough when its status already shows the proof: the cache
+// only shows what the ReplicaSet controller wrote, after the deployer's scale-up, so it is
+// as true as a read from the apiserver a moment earlier would be. Only when the cache
+// does not show it is the ReplicaSet read from the apiserver, which saves a request on
+// most rollouts (issue 23: requests per rollout).
 func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod, t *phase.Transition) (bool, error) {
-	live, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
-	if err != nil {
-		return false, fmt.Errorf("reading revision %s to check its rollout: %w", rs.Name, err)
-	}
-	desired, err := revision.DesiredReplicas(live)
+	desired, err := revision.DesiredReplicas(rs)
 	if err != nil {
 		*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()}
 		return true, nil
 	}
-	replicas := int32(1)
-	if live.Spec.Replicas != nil {
-		replicas = *live.Spec.Replicas
-	}
-	if replicas >= desired && live.Status.AvailableReplicas >= desired && live.Status.ObservedGeneration >= live.Generation {
+	if statusProves(rs, desired) {
 		return true, nil
 	}
+	live, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("reading revision %s to check its rollout: %w", rs.Name, err)
+	}
+	if statusProves(live, desired) {
+		return true, nil
+	}
+	replicas := specReplicas(live)
 	available := live.Status.AvailableReplicas
 	if replicas >= desired {
 		// The strategy scaled the revision, and the ReplicaSet controller's status is
@@ -64,6 +70,20 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 		Msg: fmt.Sprintf("the deployer exited 0, but revision %s runs %d replicas with %d of %d available: the strategy ended without rolling out, so the previous revision keeps serving",
 			rs.Name, replicas, available, desired)}
 	return true, nil
+}
+
+// statusProves reports whether rs's own status shows the rollout done: scaled to desired,
+// that many available, and the status written for the current spec.
+func statusProves(rs *appsv1.ReplicaSet, desired int32) bool {
+	return specReplicas(rs) >= desired && rs.Status.AvailableReplicas >= desired && rs.Status.ObservedGeneration >= rs.Generation
+}
+
+// specReplicas is rs's spec.replicas, 1 when unset (the API's default).
+func specReplicas(rs *appsv1.ReplicaSet) int32 {
+	if rs.Spec.Replicas != nil {
+		return *rs.Spec.Replicas
+	}
+	return 1
 }
 
 // availablePods counts the available pods of revision rs, read from the apiserver (the

@@ -145,9 +145,8 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 			Msg:    fmt.Sprintf("the apiserver refused the deployer pod %s: %s%s", pod.Name, plumbing.APIMessage(err), whatToSet(err))})
 	case err != nil:
 		return c.deployerPodNotCreated(ctx, dc, live, spec, pod.Name, err)
-	default:
-		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventDeployerPodCreated, v1alpha1.MsgDeployerPodCreated, pod.Name, live.Name)
 	}
+	// The Pending transition's RolloutPending event names the new pod: one event, not two.
 
 	err = c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhasePending})
 	if !apierrors.IsConflict(err) {

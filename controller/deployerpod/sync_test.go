@@ -390,3 +390,27 @@ func TestSyncRevisionProvesCompleteFromThePodsWhenTheStatusLags(t *testing.T) {
 	require.NoError(t, f.syncRevision("web-1"))
 	assert.Equal(t, "Complete", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
 }
+
+// The proof of invariant 6 reads the ReplicaSet from the apiserver only when the cache
+// does not already show the desired replicas available: one request fewer per rollout in
+// the common case, and the same proof when the cache lags.
+func TestSyncRevisionProvesCompleteFromTheCacheFirst(t *testing.T) {
+	dc := controllertest.WithLatest(controllertest.DC("web", "app:1", 2), 1)
+	proven := controllertest.Revision(t, dc, 1, v1alpha1.RevisionPhaseRunning, 2)
+	proven.Status = appsv1.ReplicaSetStatus{Replicas: 2, AvailableReplicas: 2}
+	deployer := terminated(deployerPod(t, proven, corev1.PodSucceeded), 0, "")
+
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, proven, deployer)
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, []string{"update replicasets"}, f.Actions(), "the cache proved it: no read")
+	assert.Equal(t, "Complete", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+
+	// The cache lags behind the apiserver: the live read proves it.
+	lagging := proven.DeepCopy()
+	lagging.Status = appsv1.ReplicaSetStatus{}
+	f = newFixture(t, []*v1alpha1.DeploymentConfig{dc}, proven, deployer)
+	require.NoError(t, f.Informers.ReplicaSets.Informer().GetIndexer().Update(lagging))
+	require.NoError(t, f.syncRevision("web-1"))
+	assert.Equal(t, []string{"get replicasets", "update replicasets"}, f.Actions())
+	assert.Equal(t, "Complete", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation])
+}

@@ -87,7 +87,7 @@ func Record(recorder record.EventRecorder, metrics *plumbing.Metrics, dc *v1alph
 	if dc != nil {
 		switch t.Phase {
 		case v1alpha1.RevisionPhasePending:
-			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutPending, v1alpha1.MsgRolloutPending, rs.Name)
+			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutPending, v1alpha1.MsgRolloutPending, rs.Name, v1alpha1.DeployerPodName(rs.Name))
 		case v1alpha1.RevisionPhaseRunning:
 			recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutRunning, v1alpha1.MsgRolloutRunning, rs.Name)
 		case v1alpha1.RevisionPhaseComplete:
