@@ -48,18 +48,20 @@ type config struct {
 	// DeferStepResources pairs the two, once checked.
 	DeferStepResources corev1.ResourceRequirements `ignored:"true"`
 	ExecutionHookTTL   time.Duration               `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
-	KubeAPIQPS         float32                     `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst       int                         `envconfig:"KUBE_API_BURST" default:"200"`
-	Resync             time.Duration               `envconfig:"RESYNC" default:"10m"`
-	LeaderElect        bool                        `envconfig:"LEADER_ELECT" default:"true"`
-	LeaseName          string                      `envconfig:"LEASE_NAME" default:"stagehand-controller"`
-	LeaseNamespace     string                      `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration      time.Duration               `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline      time.Duration               `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod        time.Duration               `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr        string                      `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat          string                      `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel           string                      `envconfig:"LOG_LEVEL" default:"info"`
+	// KubeAPIQPS 0 (the default) leaves the limit to the apiserver's Priority and Fairness
+	// where it runs, else 100/200; below 0 turns the client-side limit off (ratelimit.go).
+	KubeAPIQPS     float32       `envconfig:"KUBE_API_QPS" default:"0"`
+	KubeAPIBurst   int           `envconfig:"KUBE_API_BURST" default:"0"`
+	Resync         time.Duration `envconfig:"RESYNC" default:"10m"`
+	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
+	LeaseNamespace string        `envconfig:"LEASE_NAMESPACE"`
+	LeaseDuration  time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline  time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod    time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr    string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat      string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`
@@ -99,8 +101,9 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.ExecutionHookWorkers, "execution-hook-workers", cfg.ExecutionHookWorkers, "workers of the ExecutionHook controller (they start hooks; the commands run concurrently anyway)")
 	fs.DurationVar(&cfg.ExecutionHookTTL, "execution-hook-ttl", cfg.ExecutionHookTTL, "delete a finished ExecutionHook this long after it finished, unless it sets ttlSecondsAfterFinished (0 keeps them)")
 	qps := float64(cfg.KubeAPIQPS)
-	fs.Float64Var(&qps, "kube-api-qps", qps, "requests per second to the apiserver (client-side rate limit of all controllers together)")
-	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver")
+	fs.Float64Var(&qps, "kube-api-qps", qps, "client-side limit of requests per second to the apiserver, all controllers together; "+
+		"0: none where the apiserver runs Priority and Fairness, else 100; below 0: none")
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver with --kube-api-qps (0: twice the QPS)")
 	fs.DurationVar(&cfg.Resync, "resync", cfg.Resync, "informer resync period (0 disables)")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "run only while holding the leader Lease")
 	fs.StringVar(&cfg.LeaseName, "leader-elect-lease-name", cfg.LeaseName, "name of the leader Lease")
@@ -174,8 +177,8 @@ func (cfg *config) check() error {
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
 	}
-	if cfg.KubeAPIQPS <= 0 || cfg.KubeAPIBurst < 1 {
-		return fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1")
+	if cfg.KubeAPIBurst < 0 {
+		return fmt.Errorf("--kube-api-burst must not be negative, not %d (0: twice --kube-api-qps)", cfg.KubeAPIBurst)
 	}
 	if cfg.Workers < 0 {
 		return fmt.Errorf("--workers must not be negative, not %d", cfg.Workers)

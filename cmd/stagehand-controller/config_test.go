@@ -11,8 +11,8 @@ import (
 func TestLoadConfigKubeAPIRateLimit(t *testing.T) {
 	cfg, _, err := loadConfig(nil)
 	require.NoError(t, err)
-	assert.Equal(t, float32(100), cfg.KubeAPIQPS, "not client-go's default of 5")
-	assert.Equal(t, 200, cfg.KubeAPIBurst)
+	assert.Equal(t, float32(0), cfg.KubeAPIQPS, "0: decided at start from the apiserver (ratelimit.go)")
+	assert.Equal(t, 0, cfg.KubeAPIBurst)
 
 	t.Setenv("STAGEHAND_KUBE_API_QPS", "40")
 	cfg, _, err = loadConfig([]string{"--kube-api-burst=80"})
@@ -20,8 +20,12 @@ func TestLoadConfigKubeAPIRateLimit(t *testing.T) {
 	assert.Equal(t, float32(40), cfg.KubeAPIQPS, "from the environment")
 	assert.Equal(t, 80, cfg.KubeAPIBurst, "from the flag")
 
-	_, _, err = loadConfig([]string{"--kube-api-qps=0"})
-	assert.ErrorContains(t, err, "--kube-api-qps")
+	cfg, _, err = loadConfig([]string{"--kube-api-qps=-1"})
+	require.NoError(t, err)
+	assert.Equal(t, float32(-1), cfg.KubeAPIQPS, "below 0 turns the limit off")
+
+	_, _, err = loadConfig([]string{"--kube-api-burst=-5"})
+	assert.ErrorContains(t, err, "--kube-api-burst")
 }
 
 func TestLoadConfigWorkers(t *testing.T) {

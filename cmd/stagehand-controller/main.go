@@ -99,7 +99,11 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return fmt.Errorf("loading the cluster configuration: %w", err)
 	}
 	rc.UserAgent = "stagehand-controller/" + version.Version
-	rc.QPS, rc.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	limit := decideClientLimit(float64(cfg.KubeAPIQPS), cfg.KubeAPIBurst, func() (bool, error) { return apiserverHasAPF(ctx, rc) })
+	rc.QPS, rc.Burst = limit.QPS, limit.Burst
+	if limit.QPS == 0 {
+		rc.QPS = -1 // client-go: no rate limiter at all
+	}
 	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -139,8 +143,9 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
 		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
-		"kubeAPIQPS": cfg.KubeAPIQPS, "kubeAPIBurst": cfg.KubeAPIBurst, "leaderElect": cfg.LeaderElect,
+		"kubeAPIQPS": limit.QPS, "kubeAPIBurst": limit.Burst, "leaderElect": cfg.LeaderElect,
 	}).Info("Starting")
+	log.WithField("qps", limit.QPS).Infof("Client-side rate limit: %s", limit.Why)
 
 	ready := mgr.Ready
 	if cfg.LeaderElect {
