@@ -49,6 +49,9 @@ type options struct {
 	only map[string]bool
 	// manyRolling is how many DCs roll at once in the many part (0: that half is skipped).
 	manyRolling int
+	// apf runs the local cluster's apiserver with API Priority and Fairness, as real
+	// clusters run it.
+	apf bool
 }
 
 // parts are the measurements of a run, in their order; -only picks some.
@@ -75,6 +78,7 @@ func main() {
 	flag.IntVar(&o.nodes, "nodes", 0, "Nodes of the local cluster, 1,000 pods each (default 4; quick: 1)")
 	flag.Int64Var(&o.seed, "seed", 0, "seed of the rounds' random start within the second (default: from the clock; the run logs it)")
 	flag.IntVar(&o.manyRolling, "many-rolling", manyRolling, "DeploymentConfigs rolling at once in the many part (0 skips that half)")
+	flag.BoolVar(&o.apf, "apf", true, "run the local cluster's apiserver with API Priority and Fairness, as real clusters do (-apf=false: without)")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()
@@ -190,7 +194,9 @@ func run(ctx context.Context, o options) error {
 	began := time.Now()
 	logf("seed %d (-seed %d repeats this run's random choices)", o.seed, o.seed)
 	logf("starting the cluster and installing Stagehand")
-	env, err := framework.StartWith(ctx, framework.StartOptions{Nodes: o.nodes, AuditLog: o.want("apicost")})
+	env, err := framework.StartWith(ctx, framework.StartOptions{
+		Nodes: o.nodes, AuditLog: o.want("apicost"), PriorityAndFairness: o.apf,
+	})
 	if err != nil {
 		return err
 	}
@@ -212,6 +218,7 @@ func run(ctx context.Context, o options) error {
 		Machine: machine(env),
 		Seed:    o.seed,
 	}
+	res.Machine.PriorityAndFairness = flowControlOn(ctx, env)
 	capacity, err := podCapacity(ctx, env)
 	if err != nil {
 		return err

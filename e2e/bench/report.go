@@ -72,6 +72,8 @@ type Machine struct {
 	OS           string `json:"os"`
 	Arch         string `json:"arch"`
 	LocalCluster bool   `json:"localCluster"`
+	// PriorityAndFairness is whether the apiserver ran with API Priority and Fairness.
+	PriorityAndFairness bool `json:"priorityAndFairness"`
 }
 
 // CaseResult is one case: its rounds and their medians.
@@ -356,7 +358,7 @@ func markdown(res *Results) string {
 		map[bool]string{true: "local (e2e/localcluster)", false: "E2E_KUBECONFIG"}[res.Machine.LocalCluster])
 	p("Every measurement is in [performance.json](performance.json).\n\n")
 	p("## Method\n\n")
-	p("The bench (`e2e/bench`) starts the local cluster and installs Stagehand from `deploy/` as the e2e suite does.\n")
+	p("The bench (`e2e/bench`) starts the local cluster %s\nand installs Stagehand from `deploy/` as the e2e suite does.\n", apfSetup(res.Machine))
 	p("For each case it creates, in a fresh namespace, a DeploymentConfig and an apps/v1 Deployment with the same pod\n")
 	p("template (a simulated container, `example.com/simulated:1`, that the node agent runs Ready at once and at no cost),\n")
 	p("the same replicas and minReadySeconds, and maxSurge/maxUnavailable 25%% (Rolling vs RollingUpdate), or Recreate vs\n")

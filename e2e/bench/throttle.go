@@ -17,10 +17,10 @@ import (
 
 // Throttle is what held requests back during one part of the many-rollouts bench, and
 // what the apiserver was asked: the controller's client-side rate-limiter wait (client-go's
-// rest_client_rate_limiter_duration_seconds, summed over every request of the part), and
-// the apiserver's requests by resource and verb (apiserver_request_total), per rollout.
-// The local cluster runs the apiserver without Priority and Fairness (one client on a
-// one-node test cluster needs no queueing), so there is no server-side queue wait to add.
+// rest_client_rate_limiter_duration_seconds, summed over every request of the part), the
+// apiserver's Priority and Fairness queueing by flow schema and priority level (see
+// FlowClass), and the apiserver's requests by resource and verb (apiserver_request_total),
+// per rollout.
 type Throttle struct {
 	// RateLimiterWaitSeconds is the controller's total wait in its rate limiter; nil when
 	// its metrics could not be read.
@@ -32,6 +32,11 @@ type Throttle struct {
 	RequestsPerRollout map[string]float64 `json:"requestsPerRollout,omitempty"`
 	// TotalPerRollout counts every request per rollout.
 	TotalPerRollout float64 `json:"totalPerRollout,omitempty"`
+	// PriorityAndFairness is whether the apiserver dispatched requests through API Priority
+	// and Fairness (false: it ran without, or its metrics could not be read).
+	PriorityAndFairness bool `json:"priorityAndFairness"`
+	// FlowControl is what each flow schema and priority level went through during the part.
+	FlowControl []FlowClass `json:"flowControl,omitempty"`
 }
 
 // metricsSnapshot is the counters a Throttle is the difference of.
@@ -39,6 +44,7 @@ type metricsSnapshot struct {
 	limiterSum, limiterCount float64
 	limiterOK                bool
 	requests                 map[string]float64
+	flow                     map[flowKey]*flowCounts
 }
 
 // snapshotMetrics reads the controller's and the apiserver's metrics now.
@@ -57,6 +63,7 @@ func snapshotMetrics(ctx context.Context, env *framework.Env) metricsSnapshot {
 		return s
 	}
 	s.requests = apiserverRequests(string(raw))
+	s.flow = flowCounters(string(raw))
 	return s
 }
 
@@ -76,6 +83,8 @@ func throttleSince(ctx context.Context, env *framework.Env, before metricsSnapsh
 		}
 	}
 	t.RequestsPerRollout = topCPU(per, 10)
+	t.PriorityAndFairness = len(after.flow) > 0
+	t.FlowControl = flowSince(before.flow, after.flow, rollouts)
 	return t
 }
 
@@ -111,47 +120,63 @@ func controllerMetrics(ctx context.Context, env *framework.Env) (string, error) 
 // sumSeries adds up every series of one metric in Prometheus text.
 func sumSeries(text, name string) float64 {
 	var sum float64
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+	eachSeries(text, func(n string, _ map[string]string, v float64) {
+		if n == name {
 			sum += v
 		}
-	}
+	})
 	return sum
 }
 
 var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-// apiserverRequests sums apiserver_request_total by "resource[/subresource] VERB".
-func apiserverRequests(text string) map[string]float64 {
-	out := map[string]float64{}
+// eachSeries calls fn with every sample of Prometheus text: its metric name, its labels
+// and its value. Comments and lines it cannot read are skipped.
+func eachSeries(text string, fn func(name string, labels map[string]string, v float64)) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+		if line == "" || line[0] == '#' {
 			continue
 		}
-		end := strings.LastIndexByte(line, '}')
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if end < 0 || err != nil {
-			continue
-		}
+		name, rest := line, ""
 		labels := map[string]string{}
-		for _, m := range labelRE.FindAllStringSubmatch(line[:end], -1) {
-			labels[m[1]] = m[2]
+		if open := strings.IndexByte(line, '{'); open >= 0 {
+			end := strings.LastIndexByte(line, '}')
+			if end < open {
+				continue
+			}
+			name, rest = line[:open], line[end+1:]
+			for _, m := range labelRE.FindAllStringSubmatch(line[open:end], -1) {
+				labels[m[1]] = m[2]
+			}
+		} else if sp := strings.IndexByte(line, ' '); sp >= 0 {
+			name, rest = line[:sp], line[sp:]
+		}
+		fields := strings.Fields(rest) // the value, then an optional timestamp
+		if len(fields) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
+			fn(name, labels, v)
+		}
+	}
+}
+
+// apiserverRequests sums apiserver_request_total by "resource[/subresource] VERB".
+func apiserverRequests(text string) map[string]float64 {
+	out := map[string]float64{}
+	eachSeries(text, func(name string, labels map[string]string, v float64) {
+		if name != "apiserver_request_total" {
+			return
 		}
 		key := labels["resource"]
 		if labels["subresource"] != "" {
 			key += "/" + labels["subresource"]
 		}
 		out[key+" "+labels["verb"]] += v
-	}
+	})
 	return out
 }
 
@@ -185,9 +210,9 @@ func (r *ManyResult) throttleMarkdown(p func(format string, args ...any)) {
 		p("| apiserver requests | %.1f | %.1f |\n\n", r.FirstDCThrottle.TotalPerRollout, r.FirstDeploymentThrottle.TotalPerRollout)
 		if w := r.FirstDCThrottle.RateLimiterWaitSeconds; w != nil {
 			p("The controller's client-side rate limiter (`--kube-api-qps`, `--kube-api-burst`) held its %.0f requests back for\n", r.FirstDCThrottle.RateLimiterRequests)
-			p("%.1f s in all while the DeploymentConfigs rolled out (client-go's `rest_client_rate_limiter_duration_seconds`).\n", *w)
-			p("The local cluster's apiserver runs without Priority and Fairness, so no request waited in a server-side queue.\n\n")
+			p("%.1f s in all while the DeploymentConfigs rolled out (client-go's `rest_client_rate_limiter_duration_seconds`).\n\n", *w)
 		}
+		flowControlMarkdown(p, []string{"DeploymentConfigs", "Deployments"}, []*Throttle{r.FirstDCThrottle, r.FirstDeploymentThrottle})
 		p("The apiserver's most frequent requests per rollout (`apiserver_request_total`, the bench's own requests included, for both sides alike):\n")
 		p("DeploymentConfigs: %s. Deployments: %s.\n\n", requestsList(r.FirstDCThrottle.RequestsPerRollout), requestsList(r.FirstDeploymentThrottle.RequestsPerRollout))
 	}

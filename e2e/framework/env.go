@@ -57,6 +57,9 @@ type StartOptions struct {
 	// AuditLog makes the apiserver write an audit log of every request; see
 	// Env.AuditLogPath.
 	AuditLog bool
+	// PriorityAndFairness runs the apiserver with API Priority and Fairness on, as real
+	// clusters do (the tests leave it off; the bench turns it on).
+	PriorityAndFairness bool
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -119,12 +122,13 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir:      filepath.Join(dir, "cluster"),
-		BinDir:   localcluster.DefaultBinDir(e.RepoRoot),
-		Registry: !noRegistry,
-		Nodes:    opts.Nodes,
-		AuditLog: opts.AuditLog,
-		Log:      logrus.NewEntry(log),
+		Dir:                 filepath.Join(dir, "cluster"),
+		BinDir:              localcluster.DefaultBinDir(e.RepoRoot),
+		Registry:            !noRegistry,
+		Nodes:               opts.Nodes,
+		AuditLog:            opts.AuditLog,
+		PriorityAndFairness: opts.PriorityAndFairness,
+		Log:                 logrus.NewEntry(log),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local cluster (build it with `make controlplane`): %w", err)

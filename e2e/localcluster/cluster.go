@@ -50,6 +50,11 @@ type Options struct {
 	// JSON lines) to <Dir>/logs/audit.log; see Cluster.AuditLogPath. It costs every request
 	// a synchronous write, so only measurements that read the log should ask for it.
 	AuditLog bool
+	// PriorityAndFairness runs the apiserver with API Priority and Fairness on, as real
+	// clusters run it: it then creates the default FlowSchemas and PriorityLevelConfigurations
+	// itself and queues requests by them. Off by default: one client on a one-node test
+	// cluster needs no queueing; a benchmark that reports the apiserver's queues asks for it.
+	PriorityAndFairness bool
 	// Detach starts every process in its own session so that it outlives the caller, as
 	// `stagehand-localcluster up` needs. The node agent then runs as
 	// `<this executable> agent --dir <Dir>`, so only that command can detach.
@@ -230,7 +235,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := c.writeKubeconfigs(); err != nil {
 			return nil, nil, err
 		}
-		args := apiserverArgs(c.layout, c.state.Ports)
+		args := apiserverArgs(c.layout, c.state.Ports, c.opts.PriorityAndFairness)
 		if c.opts.AuditLog {
 			audit, err := auditArgs(c.layout)
 			if err != nil {

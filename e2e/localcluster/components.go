@@ -57,7 +57,9 @@ func etcdArgs(l layout, p ports) []string {
 	}
 }
 
-func apiserverArgs(l layout, p ports) []string {
+// apiserverArgs are the apiserver's flags; apf turns API Priority and Fairness on (see
+// Options.PriorityAndFairness).
+func apiserverArgs(l layout, p ports, apf bool) []string {
 	k := l.pki()
 	return []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(p.EtcdClient),
@@ -79,8 +81,7 @@ func apiserverArgs(l layout, p ports) []string {
 		// The default reconciler tries to publish 127.0.0.1 as the kubernetes Service's
 		// endpoint, which is refused, and logs an error every 10 s.
 		"--endpoint-reconciler-type=none",
-		// One client hammering a one-node test cluster needs no queueing.
-		"--enable-priority-and-fairness=false",
+		"--enable-priority-and-fairness=" + strconv.FormatBool(apf),
 		"--profiling=false",
 	}
 }

@@ -102,6 +102,7 @@ func up(ctx context.Context, args []string) error {
 	imageMap := fs.String("image-map", "", "image map file, one pattern=path per line (default: the Stagehand images in <repo>/bin)")
 	binDir := fs.String("bin-dir", "", "folder with etcd and the Kubernetes binaries (default <repo>/bin/k8s-"+localcluster.KubernetesVersion+")")
 	registry := fs.Bool("registry", false, "also start a container registry on loopback (needs docker-registry: hack/install-registry.sh)")
+	apf := fs.Bool("apf", false, "run the apiserver with API Priority and Fairness on, as real clusters do")
 	_ = fs.Parse(args)
 	dir, err := dirOf()
 	if err != nil {
@@ -114,7 +115,7 @@ func up(ctx context.Context, args []string) error {
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: dir, BinDir: *binDir, Nodes: *nodes, ImageMap: *imageMap, Registry: *registry, Detach: true,
-		Log: logrus.NewEntry(logrus.StandardLogger()),
+		PriorityAndFairness: *apf, Log: logrus.NewEntry(logrus.StandardLogger()),
 	})
 	if errors.Is(err, localcluster.ErrAlreadyRunning) {
 		if statusErr := localcluster.Status(ctx, dir); statusErr != nil {
