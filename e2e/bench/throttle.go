@@ -208,7 +208,11 @@ func (r *ManyResult) throttleMarkdown(p func(format string, args ...any)) {
 	p("| etcd CPU | %s | %s |\n", perRollout(r.FirstCPUByBinary, "etcd"), perRollout(r.FirstDeploymentCPUByBinary, "etcd"))
 	if r.FirstDCThrottle != nil && r.FirstDeploymentThrottle != nil {
 		p("| apiserver requests | %.1f | %.1f |\n\n", r.FirstDCThrottle.TotalPerRollout, r.FirstDeploymentThrottle.TotalPerRollout)
-		if w := r.FirstDCThrottle.RateLimiterWaitSeconds; w != nil {
+		switch w := r.FirstDCThrottle.RateLimiterWaitSeconds; {
+		case w != nil && r.FirstDCThrottle.RateLimiterRequests == 0:
+			p("The controller ran without a client-side rate limiter (its default where the apiserver runs Priority and\n")
+			p("Fairness): none of its requests waited in one (client-go's `rest_client_rate_limiter_duration_seconds` counted none).\n\n")
+		case w != nil:
 			p("The controller's client-side rate limiter (`--kube-api-qps`, `--kube-api-burst`) held its %.0f requests back for\n", r.FirstDCThrottle.RateLimiterRequests)
 			p("%.1f s in all while the DeploymentConfigs rolled out (client-go's `rest_client_rate_limiter_duration_seconds`).\n\n", *w)
 		}
