@@ -57,13 +57,12 @@ func explain(t Target, res *Results) (why, closeIt string) {
 			if c.Strategy == "Recreate" {
 				return fmt.Sprintf("a DeploymentConfig's rollout is the Deployment's work plus %s, and Recreate pays for it "+
 						"before anything moves. In this case the deployer pod was Running %s after the change and scaled the old "+
-						"revision to 0 at %s; the new revision was scaled up at %s, once the old pods were gone (DESIGN.md §6), "+
+						"revision to 0 at %s; the new revision was scaled up at %s, once no old pod ran (DESIGN.md §6), "+
 						"while the whole Deployment took %s.", deployerStart, ms(m.DeployerRunningMS), ms(m.OldAtZeroMS),
 						ms(m.FirstScaleMS), ms(c.DeploymentMedianMS)) + quantized(c),
-					"the deployer pod's start (see the Rolling cases), and the wait between the old revision at 0 and the new " +
-						"one's first scale: the deployer waits until the old pod objects are deleted, where the Deployment " +
-						"controller goes on once no old pod is running (every one finished or gone). Waiting on that instead " +
-						"would keep Recreate from ever mixing revisions just as well, and is the next change to try."
+					"the deployer pod's start (see the Rolling cases). The wait between the old revision at 0 and the new " +
+						"one's first scale is already the Deployment controller's: the deployer goes on once no old pod runs " +
+						"(issue 23; before, it waited for the old pod objects to be deleted). " + warm
 			}
 			return fmt.Sprintf("a DeploymentConfig's rollout is the Deployment's work plus %s. In this case the deployer pod "+
 				"was Running %s after the change and scaled first at %s, while the whole Deployment took %s; from the first scale "+

@@ -276,7 +276,7 @@ func (r *ManyResult) targets() []Target {
 		dep.Measured, dep.Status = r.DeployerPeakMB, status(r.DeployerPeakMB <= deployerRSSTarget)
 		dep.Note = fmt.Sprintf("median %.0f MiB over %d processes", r.DeployerMedianPeakMB, r.DeployerProcesses)
 	}
-	return []Target{ratio, all, ctl, dep}
+	return []Target{ratio, r.apiserverCPUTarget(), all, ctl, dep}
 }
 
 func (r *ManyResult) markdown(p func(format string, args ...any)) {
