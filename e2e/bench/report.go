@@ -458,6 +458,7 @@ func markdown(res *Results) string {
 		p("\n")
 		x.markdown(p)
 	}
+	biggerMachineMarkdown(p, res)
 	p("\n## Running it\n\n```sh\nmake bench        # the full run: writes docs/performance.md, docs/performance.json, docs/performance-rollout.svg\n")
 	p("make bench-quick  # 10 replicas, Rolling, minReadySeconds 0 and 2, 3 rounds: writes bin/bench/ (never docs/)\n")
 	p("(cd e2e && go run ./bench -h)   # the flags: sizes, rounds, output folder...\n```\n")
