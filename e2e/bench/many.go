@@ -54,6 +54,15 @@ type ManyResult struct {
 	// What held the first rollouts back, and the apiserver's requests per rollout.
 	FirstDCThrottle         *Throttle `json:"firstDcThrottle,omitempty"`
 	FirstDeploymentThrottle *Throttle `json:"firstDeploymentThrottle,omitempty"`
+	// Then (alone) as many bare run-once pods of the deployer pod's shape (floor.go), and
+	// the floor of a DC rollout they give (floorreport.go); absent with -many-floor=false.
+	FirstBarePodMS                float64            `json:"firstBarePodMs,omitempty"`
+	FirstBarePodFailed            int                `json:"firstBarePodFailed,omitempty"`
+	FirstBarePodFailReasons       []string           `json:"firstBarePodFailReasons,omitempty"`
+	FirstBarePodMachineCPUSeconds float64            `json:"firstBarePodMachineCpuSeconds,omitempty"`
+	FirstBarePodCPUByBinary       map[string]float64 `json:"firstBarePodCpuByBinary,omitempty"`
+	FirstBarePodThrottle          *Throttle          `json:"firstBarePodThrottle,omitempty"`
+	Floor                         *ManyFloor         `json:"floor,omitempty"`
 
 	// Rolling: manyRolling DCs created (first rollouts timed too), then all templates
 	// changed at once.
@@ -87,7 +96,7 @@ func measureMany(ctx context.Context, env *framework.Env, o options) (*ManyResul
 	if err != nil {
 		return nil, err
 	}
-	if err := r.first(ctx, env, cl); err != nil {
+	if err := r.first(ctx, env, cl, o.manyFloor); err != nil {
 		return r, err
 	}
 	if r.RollingCount == 0 {
@@ -101,8 +110,9 @@ func measureMany(ctx context.Context, env *framework.Env, o options) (*ManyResul
 }
 
 // first times manyFirst DCs created at once, then manyFirst Deployments created at once,
-// each alone on the cluster, from the first create to the last one Complete.
-func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClients) error {
+// each alone on the cluster, from the first create to the last one Complete; with floor,
+// then as many bare run-once pods (floor.go), to the last one Succeeded.
+func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClients, floor bool) error {
 	ns, err := newNamespace(ctx, env, "bench-many-dc-")
 	if err != nil {
 		return err
@@ -151,7 +161,11 @@ func (r *ManyResult) first(ctx context.Context, env *framework.Env, cl *bulkClie
 		r.FirstRatio = dcMS / dMS
 	}
 	logf("many: %d Deployments available in %s; ratio DC/Deployment %.2f", manyFirst, ms(dMS), r.FirstRatio)
-	return nil
+	if !floor {
+		logf("many: -many-floor=false: the bare pods are skipped")
+		return nil
+	}
+	return r.firstBarePods(ctx, env, cl)
 }
 
 // rolling creates manyRolling DCs, waits for their first rollouts, then changes every
@@ -287,6 +301,7 @@ func (r *ManyResult) markdown(p func(format string, args ...any)) {
 	p("as many one-replica Deployments are created the same way, alone, timed to the last one fully available.\n\n")
 	p("| | DeploymentConfigs | Deployments | ratio DC/Deployment |\n|---|---|---|---|\n")
 	p("| %d created at once | %s | %s | **%.2f** |\n\n", r.FirstCount, ms(r.FirstDCMS), ms(r.FirstDeploymentMS), r.FirstRatio)
+	r.floorMarkdown(p)
 	if r.FirstCPUs > 0 {
 		p("While the DeploymentConfigs rolled out, the machine was busy for %.1f CPU seconds of the %.1f its %d CPUs had;\n",
 			r.FirstMachineCPUSeconds, r.FirstDCMS/1000*float64(r.FirstCPUs), r.FirstCPUs)
