@@ -95,16 +95,22 @@ func explain(t Target, res *Results) (why, closeIt string) {
 				dc/n*1000, d/n*1000, dc/d, m.FirstCPUByBinary["kube-apiserver"], m.FirstDeployerCPUSeconds,
 				m.FirstDeployerCPUSeconds/n*1000, m.FirstControllerCPUSeconds)
 			closeIt = fmt.Sprintf("on this machine, only a rollout that costs at most %.0f ms of CPU in all (twice the "+
-				"Deployment's), while the deployer process alone costs about %.0f ms and its pod's life (create, schedule, "+
-				"token, status, delete) about as much as a whole one-replica Deployment rollout. That is out of reach while "+
+				"Deployment's), while the deployer process alone costs about %.0f ms. %s That is out of reach while "+
 				"every revision runs a deployer pod (DESIGN.md §5) on the same CPUs as the control plane. On a cluster whose "+
 				"nodes have CPUs of their own, the deployer processes leave the control plane's CPUs; fewer requests per "+
-				"rollout and a lighter deployer narrow the rest.", 2*d/n*1000, m.FirstDeployerCPUSeconds/n*1000)
+				"rollout and a lighter deployer narrow the rest.", 2*d/n*1000, m.FirstDeployerCPUSeconds/n*1000, floorSentence(m))
 		} else if m != nil && m.DeployerCPUSeconds > 0 {
 			why += fmt.Sprintf(" In the 1,000-DC run the deployers used at least %.0f s of CPU in all, up to %d at once.",
 				m.DeployerCPUSeconds, m.DeployersAtOnce)
 		}
 		return why, closeIt
+	case strings.HasPrefix(t.Goal, "kube-apiserver CPU"):
+		return "the apiserver serves a DeploymentConfig rollout's own objects (the DC with its CEL rules, its status " +
+				"writes, the phase annotations of the revision) and the whole life of its deployer pod, which a Deployment " +
+				"does not have. " + floorSentence(res.Many),
+			"below the floor, nothing within DESIGN.md §5: a revision without a deployer pod would be a change of " +
+				"design. Above it, fewer and cheaper writes of the DC's status and the revision's phase, and fewer " +
+				"requests of the deployer."
 	case strings.Contains(t.Goal, "RSS"):
 		return "the process's peak resident memory is above the limit.", "a smaller client scheme, or a lower GOGC."
 	case strings.Contains(t.Goal, "all Complete"):
@@ -128,4 +134,20 @@ func quantized(c CaseResult) string {
 		"condition's lastTransitionTime, which has second precision, so availability comes on whole seconds: both "+
 		"sides share the scheduler and the node, the DeploymentConfig's pods of each wave queue behind the Deployment's, "+
 		"and a wave that is ready a few hundred milliseconds later often waits one more second.", c.MinReadySeconds)
+}
+
+// floorSentence states the measured floor of a DC rollout: the Deployment's cost plus a
+// bare run-once pod's, from the many part's third side.
+func floorSentence(m *ManyResult) string {
+	if m == nil {
+		return ""
+	}
+	f := manyFloor(m)
+	if f == nil || f.APIServerCPURatio == 0 {
+		return "(The bare-pod floor was not measured in this run: -many-floor.)"
+	}
+	return fmt.Sprintf("The floor measured in this run, a Deployment rollout plus one bare run-once pod of the deployer "+
+		"pod's shape, already takes %.2f× the Deployments' time and %.0f ms of apiserver CPU per rollout, %.2f× the "+
+		"Deployment's; the DeploymentConfigs used %.0f ms.", f.Ratio, f.APIServerCPUMS, f.APIServerCPURatio,
+		m.FirstCPUByBinary["kube-apiserver"]/float64(max(1, m.FirstCount))*1000)
 }
