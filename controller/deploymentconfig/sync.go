@@ -70,24 +70,9 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 		return err
 	}
 
-	all, err := c.rsLister.ReplicaSets(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}))
-	if err != nil {
+	revs, current, err := c.cachedRevisions(dc)
+	if err != nil || !current {
 		return err
-	}
-	revs := revision.Owned(dc.UID, all)
-	for _, rs := range revs {
-		rsKey := rs.Namespace + "/" + rs.Name
-		if c.rsWrites.Stale(rsKey, rs.ResourceVersion) {
-			return nil // the cache is behind our own write of this revision; its event brings the DC back
-		}
-		c.rsWrites.Forget(rsKey)
-	}
-	if n := len(revs); n > 0 {
-		if last, _ := revision.Number(revs[n-1]); last > dc.Status.LatestVersion {
-			// latestVersion is written before a ReplicaSet is created, so the DC in the
-			// cache is older than the ReplicaSets: wait for it instead of acting on it.
-			return plumbing.RequeueAfter(500*time.Millisecond, "the DeploymentConfig cache is behind its revisions")
-		}
 	}
 
 	req := c.rolloutRequest(dc)
@@ -137,20 +122,7 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 3.
 	if needsNewRevision(dc, latest, req) {
-		if latest != nil && !revision.Phase(latest).IsTerminal() {
-			log.Info("Config changed while a rollout runs: superseding it")
-			return c.stopRevision(ctx, dc, latest, v1alpha1.ReasonSuperseded)
-		}
-		if latest != nil {
-			settled, err := c.deployerSettled(ctx, latest)
-			if err != nil {
-				return err
-			}
-			if !settled {
-				return plumbing.RequeueAfter(time.Second, "waiting for the previous deployer pod to go away")
-			}
-		}
-		return c.startRevision(ctx, cached, dc, revs, latest, pendingCreate(dc, req))
+		return c.newRevisionDue(ctx, cached, dc, revs, latest, req)
 	}
 
 	// Step 4.
@@ -165,6 +137,52 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 5.
 	return c.updateStatus(ctx, cached, dc, revs, latest)
+}
+
+// cachedRevisions lists the DC's revisions from the cache, oldest first. current is false
+// when the cache is behind: behind a write of this controller to one of the revisions
+// (its event brings the DC back), or behind the DC's own latestVersion bump, which is
+// written before a ReplicaSet is created (then err asks for a requeue).
+func (c *Controller) cachedRevisions(dc *v1alpha1.DeploymentConfig) (revs []*appsv1.ReplicaSet, current bool, err error) {
+	all, err := c.rsLister.ReplicaSets(dc.Namespace).List(labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: dc.Name}))
+	if err != nil {
+		return nil, false, err
+	}
+	revs = revision.Owned(dc.UID, all)
+	for _, rs := range revs {
+		rsKey := rs.Namespace + "/" + rs.Name
+		if c.rsWrites.Stale(rsKey, rs.ResourceVersion) {
+			return nil, false, nil
+		}
+		c.rsWrites.Forget(rsKey)
+	}
+	if n := len(revs); n > 0 {
+		if last, _ := revision.Number(revs[n-1]); last > dc.Status.LatestVersion {
+			return nil, false, plumbing.RequeueAfter(500*time.Millisecond, "the DeploymentConfig cache is behind its revisions")
+		}
+	}
+	return revs, true, nil
+}
+
+// newRevisionDue is step 3 of syncDeploymentConfig, once a new revision is due: a latest
+// revision that still runs is superseded first; one that ended must have its deployer
+// pod gone, checked against the apiserver; then the new revision starts.
+func (c *Controller) newRevisionDue(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
+	revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) error {
+	if latest != nil && !revision.Phase(latest).IsTerminal() {
+		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, latest.Name).Info("Config changed while a rollout runs: superseding it")
+		return c.stopRevision(ctx, dc, latest, v1alpha1.ReasonSuperseded)
+	}
+	if latest != nil {
+		settled, err := c.deployerSettled(ctx, latest)
+		if err != nil {
+			return err
+		}
+		if !settled {
+			return plumbing.RequeueAfter(time.Second, "waiting for the previous deployer pod to go away")
+		}
+	}
+	return c.startRevision(ctx, cached, dc, revs, latest, pendingCreate(dc, req))
 }
 
 // needsNewRevision reports whether a new revision is due: a pending Latest or Rollback
