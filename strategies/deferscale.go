@@ -3,7 +3,6 @@ package strategies
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -76,9 +75,9 @@ func (c *KubeClients) DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet,
 		return false, nil
 	}
 	out.Printf("Scaling %s down to %d once DeferPolicy %s has run its BeforeScaleDown steps for the pods that go", rs.Name, replicas, policy.Name)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.DeferScaleDownToAnnotation, strconv.Itoa(int(replicas)))
+	patch := v1alpha1.DeferScaleDownRequestPatch(replicas)
 	err := RetryTransient(ctx, func() error {
-		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).Patch(ctx, rs.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).Patch(ctx, rs.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
 	if err != nil {

@@ -207,7 +207,7 @@ func (c *Controller) podChanged(old, cur any) {
 			c.add(kindPolicy, p.Namespace, p.Name)
 		}
 	}
-	if rs := ownerReplicaSet(pod); rs != "" && pod.Annotations[v1alpha1.DeferScaleDownAnnotation] != "" {
+	if rs := ownerReplicaSet(pod); rs != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
 		c.add(kindRS, pod.Namespace, rs)
 	}
 }
@@ -220,7 +220,7 @@ func (c *Controller) podDeleted(obj any) {
 	c.mu.Lock()
 	delete(c.deletions, pod.UID)
 	c.mu.Unlock()
-	if rs := ownerReplicaSet(pod); rs != "" && pod.Annotations[v1alpha1.DeferScaleDownAnnotation] != "" {
+	if rs := ownerReplicaSet(pod); rs != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
 		c.add(kindRS, pod.Namespace, rs)
 	}
 	for _, p := range c.policiesOf(pod) {
@@ -295,11 +295,8 @@ func (c *Controller) rsChanged(obj any) {
 	if !ok {
 		return
 	}
-	for _, a := range []string{v1alpha1.DeferScaleDownToAnnotation, v1alpha1.DeferScaleDownChoiceAnnotation, v1alpha1.DeferScaleDownRemovingAnnotation} {
-		if _, ok := rs.Annotations[a]; ok {
-			c.add(kindRS, rs.Namespace, rs.Name)
-			return
-		}
+	if v1alpha1.InDeferScaleDown(rs) {
+		c.add(kindRS, rs.Namespace, rs.Name)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -106,7 +105,7 @@ func (c *Controller) syncScaleDown(ctx context.Context, ns, name string) error {
 func (c *Controller) markChosen(ctx context.Context, rs *appsv1.ReplicaSet, mark string, chosen []*corev1.Pod, policy *v1alpha1.DeferPolicy) (bool, error) {
 	waiting := false
 	for _, p := range chosen {
-		if p.Annotations[v1alpha1.DeferScaleDownAnnotation] != mark {
+		if v1alpha1.DeferScaleDownMarkOf(p) != mark {
 			if policy == nil {
 				continue
 			}
@@ -131,7 +130,7 @@ func (c *Controller) writeChoice(ctx context.Context, rs *appsv1.ReplicaSet, to 
 		names = append(names, p.Name)
 	}
 	cp := rs.DeepCopy()
-	cp.Annotations[v1alpha1.DeferScaleDownChoiceAnnotation] = v1alpha1.DeferScaleDownChoice(to, names)
+	v1alpha1.SetDeferScaleDownChoice(cp, to, names)
 	return c.updateRS(ctx, cp, fmt.Sprintf("recording the pods chosen for the scale-down of ReplicaSet %s", rs.Name))
 }
 
@@ -163,7 +162,7 @@ func (c *Controller) removeChosen(ctx context.Context, rs *appsv1.ReplicaSet, na
 		return plumbing.RequeueAfter(time.Second, "waiting for the chosen pods' deletions to reach the cache")
 	}
 	cp := rs.DeepCopy()
-	delete(cp.Annotations, v1alpha1.DeferScaleDownRemovingAnnotation)
+	v1alpha1.ClearDeferScaleDownRemoving(cp)
 	return c.updateRS(ctx, cp, fmt.Sprintf("ending the scale-down of ReplicaSet %s", rs.Name))
 }
 
@@ -218,15 +217,11 @@ func (c *Controller) podsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
 // the chosen pods, when there are any, go to the removing list.
 func (c *Controller) scaleTo(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, chosen []*corev1.Pod) error {
 	cp := rs.DeepCopy()
-	delete(cp.Annotations, v1alpha1.DeferScaleDownToAnnotation)
-	delete(cp.Annotations, v1alpha1.DeferScaleDownChoiceAnnotation)
 	var names []string
 	for _, p := range chosen {
 		names = append(names, p.Name)
 	}
-	if len(names) > 0 {
-		cp.Annotations[v1alpha1.DeferScaleDownRemovingAnnotation] = strings.Join(names, ",")
-	}
+	v1alpha1.EndDeferScaleDownRequest(cp, names)
 	cp.Spec.Replicas = &replicas
 	return c.updateRS(ctx, cp, fmt.Sprintf("scaling ReplicaSet %s to %d", rs.Name, replicas))
 }

@@ -88,7 +88,7 @@ func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.Rep
 		Steps: len(policy.Spec.Steps),
 	}
 	cp.Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
-	cp.Annotations[v1alpha1.DeferScaleDownAnnotation] = mark
+	v1alpha1.SetDeferScaleDownMark(cp, mark)
 	cp.Annotations[v1alpha1.DeferRunAnnotation] = run.Encode()
 	cp.Annotations[v1alpha1.DeferProgressAnnotation] = run.Progress()
 	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})

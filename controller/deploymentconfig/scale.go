@@ -42,8 +42,8 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			wantAnnotation = strconv.FormatInt(int64(want), 10)
 		}
 		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs)
-		_, asked := rs.Annotations[v1alpha1.DeferScaleDownToAnnotation]
-		if deferred && rs.Annotations[v1alpha1.DeferScaleDownToAnnotation] == strconv.FormatInt(int64(want), 10) &&
+		asked := v1alpha1.HasDeferScaleDownRequest(rs)
+		if deferred && v1alpha1.DeferScaleDownRequestIs(rs, want) &&
 			rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
 			continue // the DeferPolicy controller lowers the replicas once the steps have run
 		}
@@ -55,9 +55,9 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			scaled.Annotations = map[string]string{}
 		}
 		if deferred {
-			scaled.Annotations[v1alpha1.DeferScaleDownToAnnotation] = strconv.FormatInt(int64(want), 10)
+			v1alpha1.SetDeferScaleDownRequest(scaled, want)
 		} else {
-			delete(scaled.Annotations, v1alpha1.DeferScaleDownToAnnotation)
+			v1alpha1.ClearDeferScaleDownRequest(scaled)
 			scaled.Spec.Replicas = &want
 		}
 		scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = wantAnnotation
