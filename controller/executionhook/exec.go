@@ -22,7 +22,7 @@ type Executor interface {
 	// Exec runs command in the container and copies its stdout and stderr to out. It
 	// returns the exit code when the command ran to its end; an error when it could not
 	// run or when the stream broke. Cancelling ctx ends the stream only: as on any
-	// kubelet, the command itself goes on (see the timeout in run.go).
+	// kubelet, the command itself goes on (see the timeout in attempt.go).
 	Exec(ctx context.Context, namespace, pod, container string, command []string, out io.Writer) (int, error)
 }
 
