@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -83,7 +84,7 @@ func TerminationMessageFor(err error, success string) v1alpha1.TerminationMessag
 		msg = err.Error()
 	}
 	// A hook failure ends with its log tail: keep the end.
-	msg = v1alpha1.TruncateMessage(msg, maxTerminationMessage)
+	msg = podstatus.TruncateEnd(msg, maxTerminationMessage)
 	return v1alpha1.TerminationMessage{Reason: reason, Message: msg}
 }
 

@@ -5,7 +5,7 @@
 //   - Build is the pure builder of a hook pod (DESIGN.md §7): name, labels, owner, and what
 //     it inherits from the template container and the pod template.
 //   - HookExecutor runs one pod to its end: create or adopt, watch, stream the log. A pod
-//     whose container cannot start (revision.StuckContainer) fails after a short grace,
+//     whose container cannot start (podstatus.StuckContainer) fails after a short grace,
 //     and is stopped and kept (stuck.go).
 //   - Runner applies a hook's failure policy over attempts, records events on the
 //     DeploymentConfig and prints the deployer's progress lines.

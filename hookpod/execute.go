@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -35,7 +35,7 @@ type HookExecutor interface {
 	// Execute creates pod (or adopts the existing pod of that name), streams its logs and
 	// waits until it has finished. It returns nil when the pod Succeeded, a *PodFailedError
 	// when it Failed, was deleted, or is stuck (its container cannot start: see
-	// revision.StuckContainer; the pod is then stopped and kept), and an error wrapping
+	// podstatus.StuckContainer; the pod is then stopped and kept), and an error wrapping
 	// ctx.Err() after deleting the pod when ctx is done.
 	Execute(ctx context.Context, pod *corev1.Pod) error
 }
@@ -118,7 +118,7 @@ func (e *PodFailedError) tailText() string {
 type hookExecutor struct {
 	pods  corev1client.PodInterface
 	out   Printer
-	grace revision.StuckGrace
+	grace podstatus.StuckGrace
 	now   func() time.Time
 }
 
@@ -127,7 +127,7 @@ var _ HookExecutor = &hookExecutor{}
 // NewExecutor returns the HookExecutor over pods (one namespace). The hook's log lines go
 // to out, prefixed with the stage ("pre: ...").
 func NewExecutor(pods corev1client.PodInterface, out Printer) HookExecutor {
-	return &hookExecutor{pods: pods, out: out, grace: revision.DefaultStuckGrace, now: time.Now}
+	return &hookExecutor{pods: pods, out: out, grace: podstatus.DefaultStuckGrace, now: time.Now}
 }
 
 func (e *hookExecutor) Execute(ctx context.Context, pod *corev1.Pod) error {
@@ -217,11 +217,11 @@ func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer)
 				final = pod
 				return true, nil
 			}
-			if reason, msg, ok := revision.StuckContainer(pod, e.now(), e.grace); ok {
+			if reason, msg, ok := podstatus.StuckContainer(pod, e.now(), e.grace); ok {
 				final, stuck = pod, &PodFailedError{Pod: name, ExitCode: -1, Reason: reason, Message: msg, Stuck: true}
 				return true, nil
 			}
-			recheck.at(revision.StuckAt(pod, e.grace))
+			recheck.at(podstatus.StuckAt(pod, e.grace))
 			return false, nil
 		})
 		fired := recheck.stop()

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// A hook pod whose container cannot start (revision.StuckContainer: a missing ConfigMap
+// A hook pod whose container cannot start (podstatus.StuckContainer: a missing ConfigMap
 // key, an image that cannot be pulled) fails its attempt once the grace of
-// revision.DefaultStuckGrace has run out, instead of waiting out its
+// podstatus.DefaultStuckGrace has run out, instead of waiting out its
 // activeDeadlineSeconds. The failure policy then applies as to any failed attempt: Abort
 // stops the rollout, Retry starts a new pod within its maxAttempts (a ConfigMap created
 // in between is picked up), Ignore goes on.

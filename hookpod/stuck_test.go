@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	apirevision "github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/hookpod"
 )
@@ -66,7 +66,7 @@ func configError(start time.Time) corev1.PodStatus {
 	return corev1.PodStatus{
 		Phase: corev1.PodPending, StartTime: &metav1.Time{Time: start},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: hookpod.ContainerName, State: corev1.ContainerState{
-			Waiting: &corev1.ContainerStateWaiting{Reason: apirevision.WaitingCreateContainerConfigError, Message: missingKey}}}},
+			Waiting: &corev1.ContainerStateWaiting{Reason: podstatus.WaitingCreateContainerConfigError, Message: missingKey}}}},
 	}
 }
 
@@ -95,7 +95,7 @@ func TestExecuteFailsAPodStuckInCreateContainerConfigErrorAfterTheGraceAndKeepsI
 	client := fake.NewClientset()
 	pods := noWatchList{client.CoreV1().Pods("ns")}
 	grace := 500 * time.Millisecond
-	e := hookpod.NewExecutorWithGrace(pods, &lines{}, apirevision.StuckGrace{Config: grace, ImagePull: time.Hour})
+	e := hookpod.NewExecutorWithGrace(pods, &lines{}, podstatus.StuckGrace{Config: grace, ImagePull: time.Hour})
 
 	done := execute(t.Context(), e, hookPod("web-3-hook-pre"))
 	// The status is written once: only the grace's timer can end the wait.
@@ -112,7 +112,7 @@ func TestExecuteFailsAPodStuckInCreateContainerConfigErrorAfterTheGraceAndKeepsI
 	var failed *hookpod.PodFailedError
 	require.ErrorAs(t, err, &failed)
 	assert.True(t, failed.Stuck)
-	assert.Equal(t, apirevision.WaitingCreateContainerConfigError, failed.Reason)
+	assert.Equal(t, podstatus.WaitingCreateContainerConfigError, failed.Reason)
 	assert.Equal(t, int32(-1), failed.ExitCode)
 	assert.Equal(t, `container "lifecycle" cannot start: CreateContainerConfigError: `+missingKey, failed.Message)
 	assert.Contains(t, err.Error(), "hook pod web-3-hook-pre failed")
@@ -128,7 +128,7 @@ func TestExecuteRunsAPodThatLeavesTheWaitingStateWithinTheGrace(t *testing.T) {
 	client := fake.NewClientset()
 	pods := noWatchList{client.CoreV1().Pods("ns")}
 	grace := 700 * time.Millisecond
-	e := hookpod.NewExecutorWithGrace(pods, &lines{}, apirevision.StuckGrace{Config: grace, ImagePull: time.Hour})
+	e := hookpod.NewExecutorWithGrace(pods, &lines{}, podstatus.StuckGrace{Config: grace, ImagePull: time.Hour})
 
 	done := execute(t.Context(), e, hookPod("web-3-hook-pre"))
 	start := time.Now()

@@ -5,15 +5,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 // PodAvailable reports whether pod counts as available at now, and when not yet, how long
-// until it will be: revision.PodAvailable, the rule the controller checks a Complete
+// until it will be: podstatus.PodAvailable, the rule the controller checks a Complete
 // revision by.
 func PodAvailable(pod *corev1.Pod, minReadySeconds int32, now time.Time) (available bool, recheck time.Duration) {
-	return revision.PodAvailable(pod, minReadySeconds, now)
+	return podstatus.PodAvailable(pod, minReadySeconds, now)
 }
 
 // PodCounts are the pods of one revision at one moment.

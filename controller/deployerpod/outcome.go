@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -33,10 +34,10 @@ func parseTerminationMessage(raw string) v1alpha1.TerminationMessage {
 	raw = strings.TrimSpace(raw)
 	var m v1alpha1.TerminationMessage
 	if raw != "" && json.Unmarshal([]byte(raw), &m) == nil && m.Reason != "" {
-		m.Message = v1alpha1.TruncateMessage(strings.TrimSpace(m.Message), v1alpha1.MaxStatusMessage)
+		m.Message = podstatus.TruncateEnd(strings.TrimSpace(m.Message), v1alpha1.MaxStatusMessage)
 		return m
 	}
-	return v1alpha1.TerminationMessage{Reason: v1alpha1.ReasonFailed, Message: v1alpha1.TruncateMessage(raw, v1alpha1.MaxStatusMessage)}
+	return v1alpha1.TerminationMessage{Reason: v1alpha1.ReasonFailed, Message: podstatus.TruncateEnd(raw, v1alpha1.MaxStatusMessage)}
 }
 
 // podOutcome is the reason and message of a finished deployer pod.

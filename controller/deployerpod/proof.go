@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
@@ -104,7 +105,7 @@ func (c *Controller) availablePods(ctx context.Context, rs *appsv1.ReplicaSet) (
 		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != rs.UID {
 			continue
 		}
-		if ok, _ := revision.PodAvailable(pod, rs.Spec.MinReadySeconds, now); ok {
+		if ok, _ := podstatus.PodAvailable(pod, rs.Spec.MinReadySeconds, now); ok {
 			n++
 		}
 	}
@@ -138,18 +139,18 @@ func (c *Controller) nameTaken(ctx context.Context, dc *v1alpha1.DeploymentConfi
 
 // failIfStuck fails the revision of a deployer pod whose container cannot start (a missing
 // ConfigMap key, an invalid image name, a pull that keeps failing) once the grace of
-// revision.DefaultStuckGrace has passed, with the kubelet's reason and message, instead of
+// podstatus.DefaultStuckGrace has passed, with the kubelet's reason and message, instead of
 // waiting out activeDeadlineSeconds. The pod is kept for inspection. Before the grace runs
 // out, a check is scheduled for the moment it does, since a stuck pod sends no updates.
 func (c *Controller) failIfStuck(ctx context.Context, key string, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, pod *corev1.Pod) (bool, error) {
 	if pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
 		return false, nil
 	}
-	if reason, msg, stuck := revision.StuckContainer(pod, c.now(), revision.DefaultStuckGrace); stuck {
+	if reason, msg, stuck := podstatus.StuckContainer(pod, c.now(), podstatus.DefaultStuckGrace); stuck {
 		return true, c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: reason,
 			Msg: fmt.Sprintf("the deployer pod %s cannot start: %s (the pod is kept for inspection)", pod.Name, msg)})
 	}
-	if at, ok := revision.StuckAt(pod, revision.DefaultStuckGrace); ok {
+	if at, ok := podstatus.StuckAt(pod, podstatus.DefaultStuckGrace); ok {
 		c.queue.AddAfter(key, at.Sub(c.now())+time.Second)
 	}
 	return false, nil

@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
@@ -346,7 +347,7 @@ func TestSyncRevisionFailsAStuckDeployerPod(t *testing.T) {
 	require.NoError(t, f.syncRevision("web-1"))
 	assert.Equal(t, "Pending", f.GetRS("web-1").Annotations[v1alpha1.PhaseAnnotation], "within the grace it waits")
 
-	f.pods.now = func() time.Time { return started.Add(revision.DefaultStuckGrace.Config + time.Second) }
+	f.pods.now = func() time.Time { return started.Add(podstatus.DefaultStuckGrace.Config + time.Second) }
 	require.NoError(t, f.syncRevision("web-1"))
 	got := f.GetRS("web-1")
 	assert.Equal(t, "Failed", got.Annotations[v1alpha1.PhaseAnnotation])

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
@@ -55,7 +56,7 @@ func (c *Controller) refuseRevision(ctx context.Context, key string, base, dc *v
 	revs []*appsv1.ReplicaSet, n int64, createErr error) error {
 	name := v1alpha1.RevisionName(dc.Name, n)
 	r := &refusal{revision: n, generation: dc.Generation,
-		message: v1alpha1.TruncateMessage(fmt.Sprintf("the apiserver refused the ReplicaSet of revision %s: %s", name, plumbing.APIMessage(createErr)), v1alpha1.MaxStatusMessage)}
+		message: podstatus.TruncateEnd(fmt.Sprintf("the apiserver refused the ReplicaSet of revision %s: %s", name, plumbing.APIMessage(createErr)), v1alpha1.MaxStatusMessage)}
 	c.refusals.Store(key, r)
 	c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventRevisionCreateFailed, v1alpha1.MsgRevisionCreateFailed, name, plumbing.APIMessage(createErr))
 	plumbing.SyncLog(c.log, dc.Namespace, dc.Name, name).WithError(createErr).Warn("The apiserver refused the revision's ReplicaSet; the revision failed")

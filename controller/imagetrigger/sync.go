@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 	"github.com/stagehand-dev/stagehand/images"
@@ -115,7 +116,7 @@ func triggerStatus(dc *v1alpha1.DeploymentConfig, from string, res images.Result
 		if len(credProblems) > 0 {
 			st.Error += " (pull secrets: " + strings.Join(credProblems, "; ") + ")"
 		}
-		st.Error = v1alpha1.TruncateMessage(st.Error, v1alpha1.MaxStatusMessage)
+		st.Error = podstatus.TruncateEnd(st.Error, v1alpha1.MaxStatusMessage)
 	default:
 		st.Image, st.Error = res.Image, ""
 	}
@@ -261,7 +262,7 @@ func imagesResolvedCondition(generation int64, statuses []v1alpha1.TriggerImageS
 		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonImagesResolved
 		c.Message = strings.Join(resolved, "; ")
 	}
-	c.Message = v1alpha1.TruncateMessage(c.Message, maxConditionMessage)
+	c.Message = podstatus.TruncateEnd(c.Message, maxConditionMessage)
 	return c
 }
 

@@ -1,4 +1,4 @@
-package revision
+package podstatus
 
 import (
 	"time"
