@@ -183,7 +183,7 @@ func workerCount(own, all int) int {
 // Ready reports whether the caches have synced, for /readyz.
 func (m *Manager) Ready() bool { return m.ready.Load() }
 
-// Run starts the informers and both controllers, and blocks until ctx is done and the
+// Run starts the informers and every controller, and blocks until ctx is done and the
 // controllers have stopped.
 func (m *Manager) Run(ctx context.Context) {
 	for _, f := range m.factories {

@@ -4,5 +4,5 @@
 // availability, and watch-based scale-and-wait.
 //
 // It never imports the controller or the deployer driver; the driver maps its errors to
-// the deployer-pod contract's exit codes (deployer.ExitCodeFor).
+// the deployer-pod contract's exit codes (deployer.Outcome).
 package strategies
