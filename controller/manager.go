@@ -146,13 +146,9 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		}
 		m.synced = append(m.synced, hooks.Informer().HasSynced, actions.Informer().HasSynced)
 	}
-	// Every pod a DeferPolicy may select, and the step pods: not Stagehand's deployer and
-	// hook pods, which no policy selects (v1alpha1.IsStagehandRunOncePod) and which the
-	// deployer-pod informer already caches. With 1,000 DCs rolling at once they are about
-	// half of the cluster's pods, and caching them twice cost the controller tens of MiB.
-	allPods := kubeFactory(func(o *metav1.ListOptions) {
-		o.LabelSelector = "!" + v1alpha1.DeployerPodForLabel + ",!" + v1alpha1.HookStageLabel
-	})
+	// Every pod a DeferPolicy may select, and the step pods; caching the deployer and hook
+	// pods twice cost the controller tens of MiB with 1,000 DCs rolling.
+	allPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.DeferControllerPods().String() })
 	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
 	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
 		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, opts.Defer, metrics, log)

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func TestDeferRunOfRefusesARecordThatDoesNotHoldTogether(t *testing.T) {
@@ -58,4 +59,22 @@ func TestFirstSelectingIsTheFirstByNameOfItsKind(t *testing.T) {
 	assert.Empty(t, others)
 	first, _ = FirstSelecting(all, DeferAfterTermination, map[string]string{"app": "web", DeployerPodForLabel: "web-1"})
 	assert.Nil(t, first, "never a deployer pod")
+}
+
+func TestDeferControllerPodsCachesWhatPoliciesSelectAndTheSteps(t *testing.T) {
+	sel := DeferControllerPods()
+	for name, set := range map[string]labels.Set{
+		"an application pod": {"app": "web"},
+		"an unlabelled pod":  {},
+		"a defer step pod":   {DeferStepOfLabel: "uid", DeferStepLabel: "1"},
+	} {
+		assert.True(t, sel.Matches(set), name)
+	}
+	for name, set := range map[string]labels.Set{
+		"a deployer pod": {DeployerPodForLabel: "web-1", "app": "web"},
+		"a hook pod":     {HookStageLabel: "pre", "app": "web"},
+	} {
+		assert.False(t, sel.Matches(set), name)
+		assert.True(t, IsStagehandRunOncePod(set), name+": left out only because no policy selects it")
+	}
 }
