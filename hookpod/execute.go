@@ -200,7 +200,7 @@ func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer)
 			if started(pod) {
 				logs.start(ctx)
 			}
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			if podstatus.Finished(pod) {
 				final = pod
 				return true, nil
 			}
@@ -252,19 +252,16 @@ func started(pod *corev1.Pod) bool {
 			return true
 		}
 	}
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podstatus.Finished(pod)
 }
 
 // failure describes a Failed hook pod.
 func failure(pod *corev1.Pod, tail []string) *PodFailedError {
 	f := &PodFailedError{Pod: pod.Name, ExitCode: -1, Reason: pod.Status.Reason, Message: pod.Status.Message, LogTail: tail}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name == ContainerName && c.State.Terminated != nil {
-			t := c.State.Terminated
-			f.ExitCode, f.Reason = t.ExitCode, t.Reason
-			if t.Message != "" {
-				f.Message = t.Message
-			}
+	if t := podstatus.Terminated(pod, ContainerName); t != nil {
+		f.ExitCode, f.Reason = t.ExitCode, t.Reason
+		if t.Message != "" {
+			f.Message = t.Message
 		}
 	}
 	return f
