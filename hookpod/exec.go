@@ -7,14 +7,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
 // An exec hook (LifecycleHook.exec) runs through an ExecutionHook: each attempt is an
@@ -198,18 +196,8 @@ func splitLines(s string) []string {
 // waitExecutionHook watches the ExecutionHook name until it has finished.
 func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.ExecutionHook, error) {
 	hooks := r.stagehand.StagehandV1alpha1().ExecutionHooks(r.revision.Namespace)
-	byName := fields.OneTermEqualSelector("metadata.name", name).String()
 	// The clientset says whether it can stream a watch's initial list (a fake cannot).
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = byName
-			return hooks.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = byName
-			return hooks.Watch(ctx, o)
-		},
-	}, r.stagehand)
+	lw := listwatch.ByName(name, hooks.List, hooks.Watch, r.stagehand)
 	var final *v1alpha1.ExecutionHook
 	done := func(obj any) bool {
 		h, ok := obj.(*v1alpha1.ExecutionHook)
@@ -226,7 +214,7 @@ func (r *Runner) waitExecutionHook(ctx context.Context, name string) (*v1alpha1.
 		}
 		return done(obj), nil
 	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &v1alpha1.ExecutionHook{}, pre, func(ev watch.Event) (bool, error) {
+	err := listwatch.Until(ctx, lw, &v1alpha1.ExecutionHook{}, pre, func(ev watch.Event) (bool, error) {
 		if ev.Type == watch.Deleted {
 			return false, fmt.Errorf("ExecutionHook %s was deleted before it finished", name)
 		}

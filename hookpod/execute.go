@@ -12,15 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
 // LogTailLines is how many of a failed hook's last log lines go into its error.
@@ -187,22 +184,12 @@ var errDeleted = errors.New("deleted")
 // A stuck pod does not change, so the watch would not wake when its grace runs out: a
 // timer ends the watch then, and the pod is judged again from a fresh list.
 func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer) (final *corev1.Pod, stuck *PodFailedError, err error) {
-	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	// e.pods tells whether its client can stream the initial list (WatchList); the fake
 	// clientset cannot.
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = selector
-			return e.pods.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = selector
-			return e.pods.Watch(ctx, opts)
-		},
-	}, e.pods)
+	lw := listwatch.ByName(name, e.pods.List, e.pods.Watch, e.pods)
 	for {
 		recheck := newRecheck(ctx, e.now)
-		_, err = watchtools.UntilWithSync(recheck.ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		err = listwatch.Until(recheck.ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
 			pod, ok := ev.Object.(*corev1.Pod)
 			if !ok || pod.Name != name { // the fake clientset ignores field selectors
 				return false, nil
@@ -213,7 +200,7 @@ func (e *hookExecutor) wait(ctx context.Context, name string, logs *logStreamer)
 			if started(pod) {
 				logs.start(ctx)
 			}
-			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			if podstatus.Finished(pod) {
 				final = pod
 				return true, nil
 			}
@@ -265,19 +252,16 @@ func started(pod *corev1.Pod) bool {
 			return true
 		}
 	}
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podstatus.Finished(pod)
 }
 
 // failure describes a Failed hook pod.
 func failure(pod *corev1.Pod, tail []string) *PodFailedError {
 	f := &PodFailedError{Pod: pod.Name, ExitCode: -1, Reason: pod.Status.Reason, Message: pod.Status.Message, LogTail: tail}
-	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name == ContainerName && c.State.Terminated != nil {
-			t := c.State.Terminated
-			f.ExitCode, f.Reason = t.ExitCode, t.Reason
-			if t.Message != "" {
-				f.Message = t.Message
-			}
+	if t := podstatus.Terminated(pod, ContainerName); t != nil {
+		f.ExitCode, f.Reason = t.ExitCode, t.Reason
+		if t.Message != "" {
+			f.Message = t.Message
 		}
 	}
 	return f

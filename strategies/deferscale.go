@@ -9,15 +9,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
 // ScaleDownDeferrer is implemented by clients that honour BeforeScaleDown DeferPolicies:
@@ -96,22 +94,15 @@ func (c *KubeClients) DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet,
 	return true, nil
 }
 
-// waitScaledDown watches the ReplicaSet until its replicas are at most replicas.
+// waitScaledDown watches the ReplicaSet until its replicas are at most replicas, or it is
+// deleted. It waits with watchtools.UntilWithSync rather than listwatch.Until, so that its
+// error stays UntilWithSync's: DeferScaleDown prints a timeout in those words ("timed out
+// waiting for the condition") and hands a cancelled wait's error to cancelled as it is.
 func (c *KubeClients) waitScaledDown(ctx context.Context, name string, replicas int32, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return c.Client.AppsV1().ReplicaSets(c.Namespace).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return c.Client.AppsV1().ReplicaSets(c.Namespace).Watch(ctx, o)
-		},
-	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &appsv1.ReplicaSet{}, nil, func(ev watch.Event) (bool, error) {
+	rss := c.Client.AppsV1().ReplicaSets(c.Namespace)
+	_, err := watchtools.UntilWithSync(ctx, listwatch.ByName(name, rss.List, rss.Watch, nil), &appsv1.ReplicaSet{}, nil, func(ev watch.Event) (bool, error) {
 		rs, ok := ev.Object.(*appsv1.ReplicaSet)
 		if !ok {
 			return false, nil

@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
 // PodTracker keeps a watch-fed cache of the pods that match one label selector (usually
@@ -26,21 +26,11 @@ type PodTracker struct {
 // The watch stops when ctx is done.
 func StartPodTracker(ctx context.Context, pods Pods, selector string) (*PodTracker, error) {
 	t := &PodTracker{changed: make(chan struct{}, 1)}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = selector
-			return pods.ListPods(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = selector
-			return pods.WatchPods(ctx, opts)
-		},
-	}
 	notify := func(any) { t.notify() }
 	store, controller := cache.NewInformerWithOptions(cache.InformerOptions{
 		// pods tells whether its client can stream the initial list (WatchList); the fake
 		// clientset cannot.
-		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, pods),
+		ListerWatcher: listwatch.ByLabels(selector, pods.ListPods, pods.WatchPods, pods),
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    notify,
