@@ -47,6 +47,17 @@ var (
 	goBuildRE   = regexp.MustCompile(`\bgo\s+(build|install)\b`)
 )
 
+// instr is one Dockerfile instruction, its continuation lines joined.
+type instr struct {
+	line      int
+	cmd, args string
+}
+
+// errAt is an error about line of the Dockerfile called name.
+func errAt(name string, line int, format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+}
+
 // parseDockerfile reads the Dockerfile at file; root is the build context on the host,
 // used to tell files from directories and to expand wildcards in COPY sources. name is
 // how messages refer to the Dockerfile.
@@ -55,28 +66,28 @@ func parseDockerfile(file, name, root string) ([]goBuild, error) {
 	if err != nil {
 		return nil, err
 	}
-	errAt := func(line int, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+	instrs, err := instructions(string(data), name)
+	if err != nil {
+		return nil, err
 	}
+	return goBuilds(instrs, name, root)
+}
 
-	// Join continuation lines; drop comments and blank lines, as Docker does (also inside
-	// a continued instruction). Parser directives come first.
-	type instr struct {
-		line      int
-		cmd, args string
-	}
+// instructions joins continuation lines and drops comments and blank lines, as Docker does
+// (also inside a continued instruction). Parser directives come first.
+func instructions(data, name string) ([]instr, error) {
 	var instrs []instr
 	var cur strings.Builder
 	curLine := 0
 	directives := true
-	for i, l := range strings.Split(string(data), "\n") {
+	for i, l := range strings.Split(data, "\n") {
 		n := i + 1
 		l = strings.TrimRight(l, " \t\r")
 		trimmed := strings.TrimSpace(l)
 		if directives {
 			if m := directiveRE.FindStringSubmatch(trimmed); m != nil {
 				if strings.EqualFold(m[1], "escape") && strings.TrimSpace(m[2]) != `\` {
-					return nil, errAt(n, "unsupported parser directive %q", trimmed)
+					return nil, errAt(name, n, "unsupported parser directive %q", trimmed)
 				}
 				continue
 			}
@@ -100,14 +111,19 @@ func parseDockerfile(file, name, root string) ([]goBuild, error) {
 		cmd = strings.ToUpper(cmd)
 		args = strings.TrimSpace(args)
 		if (cmd == "RUN" || cmd == "COPY" || cmd == "ADD") && heredocRE.MatchString(args) {
-			return nil, errAt(curLine, "heredocs are not supported by this check")
+			return nil, errAt(name, curLine, "heredocs are not supported by this check")
 		}
 		instrs = append(instrs, instr{curLine, cmd, args})
 	}
 	if cur.Len() > 0 {
-		return nil, errAt(curLine, "the file ends inside a continued line")
+		return nil, errAt(name, curLine, "the file ends inside a continued line")
 	}
+	return instrs, nil
+}
 
+// goBuilds follows the stages, their working directories and COPY/ADD instructions, and
+// returns every go build or go install with what was copied into its stage before it.
+func goBuilds(instrs []instr, name, root string) ([]goBuild, error) {
 	stages := map[string]*stage{}
 	var st *stage
 	var builds []goBuild
@@ -116,13 +132,13 @@ func parseDockerfile(file, name, root string) ([]goBuild, error) {
 			if in.cmd == "ARG" {
 				continue
 			}
-			return nil, errAt(in.line, "%s before the first FROM", in.cmd)
+			return nil, errAt(name, in.line, "%s before the first FROM", in.cmd)
 		}
 		switch in.cmd {
 		case "FROM":
 			_, rest := splitFlags(strings.Fields(in.args))
 			if len(rest) == 0 {
-				return nil, errAt(in.line, "FROM without an image")
+				return nil, errAt(name, in.line, "FROM without an image")
 			}
 			st = &stage{workdir: "/"}
 			if parent, ok := stages[strings.ToLower(rest[0])]; ok {
@@ -135,13 +151,13 @@ func parseDockerfile(file, name, root string) ([]goBuild, error) {
 			}
 		case "WORKDIR":
 			if strings.Contains(in.args, "$") {
-				return nil, errAt(in.line, "WORKDIR with a variable is not supported by this check")
+				return nil, errAt(name, in.line, "WORKDIR with a variable is not supported by this check")
 			}
 			st.workdir = containerPath(st.workdir, in.args)
 		case "COPY", "ADD":
 			op, err := parseCopy(in.cmd, in.args, st, root)
 			if err != nil {
-				return nil, errAt(in.line, "%v", err)
+				return nil, errAt(name, in.line, "%v", err)
 			}
 			if op != nil {
 				op.line = in.line
@@ -150,10 +166,10 @@ func parseDockerfile(file, name, root string) ([]goBuild, error) {
 		case "RUN":
 			bs, err := parseRun(in.args, st.workdir)
 			if err != nil {
-				return nil, errAt(in.line, "%v", err)
+				return nil, errAt(name, in.line, "%v", err)
 			}
 			if len(bs) == 0 && goBuildRE.MatchString(in.args) {
-				return nil, errAt(in.line, "RUN mentions go build or go install in a form this check does not parse")
+				return nil, errAt(name, in.line, "RUN mentions go build or go install in a form this check does not parse")
 			}
 			for _, b := range bs {
 				b.line = in.line
