@@ -41,128 +41,134 @@ func auths(key, user, pass string) string {
 	return fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, key, authOf(user, pass))
 }
 
+// keychainCase is one case of TestKeychainFromSecrets.
+type keychainCase struct {
+	name     string
+	secrets  []corev1.Secret
+	image    string // the repository the credentials are for
+	wantUser string // "" means anonymous
+	wantPass string
+}
+
+// keychainCases are TestKeychainFromSecrets's cases.
+var keychainCases = []keychainCase{
+	{
+		name:    "dockerconfigjson with auth",
+		secrets: []corev1.Secret{configJSON("a", auths("reg.example.com", "robot", "pw1"))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw1",
+	},
+	{
+		name:    "dockerconfigjson with username and password",
+		secrets: []corev1.Secret{configJSON("a", `{"auths":{"reg.example.com":{"username":"robot","password":"pw2","email":"x@example.com"}}}`)},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw2",
+	},
+	{
+		name:    "auth wins over username and password",
+		secrets: []corev1.Secret{configJSON("a", fmt.Sprintf(`{"auths":{"reg.example.com":{"auth":%q,"username":"other","password":"other"}}}`, authOf("robot", "pw3")))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw3",
+	},
+	{
+		name:    "legacy dockercfg",
+		secrets: []corev1.Secret{dockercfg("a", fmt.Sprintf(`{"reg.example.com":{"auth":%q}}`, authOf("robot", "pw4")))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw4",
+	},
+	{
+		name:    "URL key with the API version",
+		secrets: []corev1.Secret{configJSON("a", auths("https://reg.example.com/v1/", "robot", "pw5"))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw5",
+	},
+	{
+		name:    "key with a port matches that port",
+		secrets: []corev1.Secret{configJSON("a", auths("http://reg.example.com:5000", "robot", "pw6"))},
+		image:   "reg.example.com:5000/team/app", wantUser: "robot", wantPass: "pw6",
+	},
+	{
+		name:    "key with a port does not match another port",
+		secrets: []corev1.Secret{configJSON("a", auths("reg.example.com:5000", "robot", "pw"))},
+		image:   "reg.example.com:5001/team/app",
+	},
+	{
+		name:    "key without a port does not match a registry with one",
+		secrets: []corev1.Secret{configJSON("a", auths("reg.example.com", "robot", "pw"))},
+		image:   "reg.example.com:5000/team/app",
+	},
+	{
+		name:    "Docker Hub key of the docker CLI",
+		secrets: []corev1.Secret{configJSON("a", auths("https://index.docker.io/v1/", "robot", "pw7"))},
+		image:   "docker.io/library/nginx", wantUser: "robot", wantPass: "pw7",
+	},
+	{
+		name:    "docker.io key for a short Docker Hub name",
+		secrets: []corev1.Secret{configJSON("a", auths("docker.io", "robot", "pw8"))},
+		image:   "nginx", wantUser: "robot", wantPass: "pw8",
+	},
+	{
+		name:    "registry-1.docker.io key",
+		secrets: []corev1.Secret{configJSON("a", auths("registry-1.docker.io", "robot", "pw9"))},
+		image:   "index.docker.io/team/app", wantUser: "robot", wantPass: "pw9",
+	},
+	{
+		name:    "no matching registry is anonymous",
+		secrets: []corev1.Secret{configJSON("a", auths("other.example.com", "robot", "pw"))},
+		image:   "reg.example.com/team/app",
+	},
+	{
+		name:    "path prefix matches below it",
+		secrets: []corev1.Secret{configJSON("a", auths("reg.example.com/team", "robot", "pw10"))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw10",
+	},
+	{
+		name:    "path prefix does not match a sibling",
+		secrets: []corev1.Secret{configJSON("a", auths("reg.example.com/team", "robot", "pw"))},
+		image:   "reg.example.com/teams/app",
+	},
+	{
+		name: "longer path wins",
+		secrets: []corev1.Secret{
+			configJSON("a", auths("reg.example.com", "host", "pw")),
+			configJSON("b", auths("reg.example.com/team", "team", "pw11")),
+		},
+		image: "reg.example.com/team/app", wantUser: "team", wantPass: "pw11",
+	},
+	{
+		name:    "wildcard host",
+		secrets: []corev1.Secret{configJSON("a", auths("*.example.com", "robot", "pw12"))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw12",
+	},
+	{
+		name:    "wildcard needs the same number of labels",
+		secrets: []corev1.Secret{configJSON("a", auths("*.example.com", "robot", "pw"))},
+		image:   "example.com/team/app",
+	},
+	{
+		name: "exact host wins over a wildcard",
+		secrets: []corev1.Secret{
+			configJSON("a", auths("*.example.com", "glob", "pw")),
+			configJSON("b", auths("reg.example.com", "exact", "pw13")),
+		},
+		image: "reg.example.com/team/app", wantUser: "exact", wantPass: "pw13",
+	},
+	{
+		name: "first secret wins on the same key",
+		secrets: []corev1.Secret{
+			configJSON("a", auths("reg.example.com", "first", "pw14")),
+			configJSON("b", auths("reg.example.com", "second", "pw")),
+		},
+		image: "reg.example.com/team/app", wantUser: "first", wantPass: "pw14",
+	},
+	{
+		name:    "upper-case key",
+		secrets: []corev1.Secret{configJSON("a", auths("REG.Example.com", "robot", "pw15"))},
+		image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw15",
+	},
+	{
+		name:  "no secrets",
+		image: "reg.example.com/team/app",
+	},
+}
+
 func TestKeychainFromSecrets(t *testing.T) {
-	tests := []struct {
-		name     string
-		secrets  []corev1.Secret
-		image    string // the repository the credentials are for
-		wantUser string // "" means anonymous
-		wantPass string
-	}{
-		{
-			name:    "dockerconfigjson with auth",
-			secrets: []corev1.Secret{configJSON("a", auths("reg.example.com", "robot", "pw1"))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw1",
-		},
-		{
-			name:    "dockerconfigjson with username and password",
-			secrets: []corev1.Secret{configJSON("a", `{"auths":{"reg.example.com":{"username":"robot","password":"pw2","email":"x@example.com"}}}`)},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw2",
-		},
-		{
-			name:    "auth wins over username and password",
-			secrets: []corev1.Secret{configJSON("a", fmt.Sprintf(`{"auths":{"reg.example.com":{"auth":%q,"username":"other","password":"other"}}}`, authOf("robot", "pw3")))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw3",
-		},
-		{
-			name:    "legacy dockercfg",
-			secrets: []corev1.Secret{dockercfg("a", fmt.Sprintf(`{"reg.example.com":{"auth":%q}}`, authOf("robot", "pw4")))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw4",
-		},
-		{
-			name:    "URL key with the API version",
-			secrets: []corev1.Secret{configJSON("a", auths("https://reg.example.com/v1/", "robot", "pw5"))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw5",
-		},
-		{
-			name:    "key with a port matches that port",
-			secrets: []corev1.Secret{configJSON("a", auths("http://reg.example.com:5000", "robot", "pw6"))},
-			image:   "reg.example.com:5000/team/app", wantUser: "robot", wantPass: "pw6",
-		},
-		{
-			name:    "key with a port does not match another port",
-			secrets: []corev1.Secret{configJSON("a", auths("reg.example.com:5000", "robot", "pw"))},
-			image:   "reg.example.com:5001/team/app",
-		},
-		{
-			name:    "key without a port does not match a registry with one",
-			secrets: []corev1.Secret{configJSON("a", auths("reg.example.com", "robot", "pw"))},
-			image:   "reg.example.com:5000/team/app",
-		},
-		{
-			name:    "Docker Hub key of the docker CLI",
-			secrets: []corev1.Secret{configJSON("a", auths("https://index.docker.io/v1/", "robot", "pw7"))},
-			image:   "docker.io/library/nginx", wantUser: "robot", wantPass: "pw7",
-		},
-		{
-			name:    "docker.io key for a short Docker Hub name",
-			secrets: []corev1.Secret{configJSON("a", auths("docker.io", "robot", "pw8"))},
-			image:   "nginx", wantUser: "robot", wantPass: "pw8",
-		},
-		{
-			name:    "registry-1.docker.io key",
-			secrets: []corev1.Secret{configJSON("a", auths("registry-1.docker.io", "robot", "pw9"))},
-			image:   "index.docker.io/team/app", wantUser: "robot", wantPass: "pw9",
-		},
-		{
-			name:    "no matching registry is anonymous",
-			secrets: []corev1.Secret{configJSON("a", auths("other.example.com", "robot", "pw"))},
-			image:   "reg.example.com/team/app",
-		},
-		{
-			name:    "path prefix matches below it",
-			secrets: []corev1.Secret{configJSON("a", auths("reg.example.com/team", "robot", "pw10"))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw10",
-		},
-		{
-			name:    "path prefix does not match a sibling",
-			secrets: []corev1.Secret{configJSON("a", auths("reg.example.com/team", "robot", "pw"))},
-			image:   "reg.example.com/teams/app",
-		},
-		{
-			name: "longer path wins",
-			secrets: []corev1.Secret{
-				configJSON("a", auths("reg.example.com", "host", "pw")),
-				configJSON("b", auths("reg.example.com/team", "team", "pw11")),
-			},
-			image: "reg.example.com/team/app", wantUser: "team", wantPass: "pw11",
-		},
-		{
-			name:    "wildcard host",
-			secrets: []corev1.Secret{configJSON("a", auths("*.example.com", "robot", "pw12"))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw12",
-		},
-		{
-			name:    "wildcard needs the same number of labels",
-			secrets: []corev1.Secret{configJSON("a", auths("*.example.com", "robot", "pw"))},
-			image:   "example.com/team/app",
-		},
-		{
-			name: "exact host wins over a wildcard",
-			secrets: []corev1.Secret{
-				configJSON("a", auths("*.example.com", "glob", "pw")),
-				configJSON("b", auths("reg.example.com", "exact", "pw13")),
-			},
-			image: "reg.example.com/team/app", wantUser: "exact", wantPass: "pw13",
-		},
-		{
-			name: "first secret wins on the same key",
-			secrets: []corev1.Secret{
-				configJSON("a", auths("reg.example.com", "first", "pw14")),
-				configJSON("b", auths("reg.example.com", "second", "pw")),
-			},
-			image: "reg.example.com/team/app", wantUser: "first", wantPass: "pw14",
-		},
-		{
-			name:    "upper-case key",
-			secrets: []corev1.Secret{configJSON("a", auths("REG.Example.com", "robot", "pw15"))},
-			image:   "reg.example.com/team/app", wantUser: "robot", wantPass: "pw15",
-		},
-		{
-			name:  "no secrets",
-			image: "reg.example.com/team/app",
-		},
-	}
+	tests := keychainCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k, errs := KeychainFromSecrets(tt.secrets)

@@ -14,97 +14,103 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// resolveCase is one case of TestResolve.
+type resolveCase struct {
+	name string
+	// setup pushes what the case needs and returns the reference to resolve and the
+	// digest it must resolve to ("" when it must fail).
+	setup     func(t *testing.T, reg *testRegistry) (ref, digest string)
+	intercept func(w http.ResponseWriter, r *http.Request) bool
+	wantErr   []string // substrings of the error
+	wantGET   bool     // whether the resolver had to GET the manifest
+}
+
+// resolveCases are TestResolve's cases.
+var resolveCases = []resolveCase{
+	{
+		name: "image manifest",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
+		},
+	},
+	{
+		name: "image index",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/multi:stable"), reg.pushIndex(t, "team/multi:stable")
+		},
+	},
+	{
+		name: "HEAD not allowed falls back to GET",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
+		},
+		intercept: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method == http.MethodHead && isManifest(r, "team/app") {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return true
+			}
+			return false
+		},
+		wantGET: true,
+	},
+	{
+		name: "HEAD without a digest header falls back to GET",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
+		},
+		intercept: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method == http.MethodHead && isManifest(r, "team/app") {
+				w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
+				w.Header().Set("Content-Length", "10")
+				w.WriteHeader(http.StatusOK)
+				return true
+			}
+			return false
+		},
+		wantGET: true,
+	},
+	{
+		name: "unknown tag",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			reg.pushRandom(t, "team/app:stable")
+			return reg.ref("team/app:missing"), ""
+		},
+		wantErr: []string{"team/app:missing", "404 Not Found", "MANIFEST_UNKNOWN", "check that the repository and the tag exist"},
+		wantGET: true,
+	},
+	{
+		name: "unknown repository",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/nothing:stable"), ""
+		},
+		wantErr: []string{"team/nothing:stable", "404 Not Found", "NAME_UNKNOWN"},
+		wantGET: true,
+	},
+	{
+		name: "server error is not retried with GET",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/app:stable"), ""
+		},
+		intercept: func(w http.ResponseWriter, r *http.Request) bool {
+			if isManifest(r, "team/app") {
+				w.WriteHeader(http.StatusInternalServerError)
+				return true
+			}
+			return false
+		},
+		wantErr: []string{"team/app:stable", "500 Internal Server Error"},
+	},
+	{
+		name: "digest reference",
+		setup: func(t *testing.T, reg *testRegistry) (string, string) {
+			return reg.ref("team/app@sha256:" + sixtyFourZeros), ""
+		},
+		wantErr: []string{"digest reference, not a tag"},
+	},
+}
+
 func TestResolve(t *testing.T) {
-	tests := []struct {
-		name string
-		// setup pushes what the case needs and returns the reference to resolve and the
-		// digest it must resolve to ("" when it must fail).
-		setup     func(t *testing.T, reg *testRegistry) (ref, digest string)
-		intercept func(w http.ResponseWriter, r *http.Request) bool
-		wantErr   []string // substrings of the error
-		wantGET   bool     // whether the resolver had to GET the manifest
-	}{
-		{
-			name: "image manifest",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
-			},
-		},
-		{
-			name: "image index",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/multi:stable"), reg.pushIndex(t, "team/multi:stable")
-			},
-		},
-		{
-			name: "HEAD not allowed falls back to GET",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
-			},
-			intercept: func(w http.ResponseWriter, r *http.Request) bool {
-				if r.Method == http.MethodHead && isManifest(r, "team/app") {
-					w.WriteHeader(http.StatusMethodNotAllowed)
-					return true
-				}
-				return false
-			},
-			wantGET: true,
-		},
-		{
-			name: "HEAD without a digest header falls back to GET",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/app:stable"), reg.pushRandom(t, "team/app:stable")
-			},
-			intercept: func(w http.ResponseWriter, r *http.Request) bool {
-				if r.Method == http.MethodHead && isManifest(r, "team/app") {
-					w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
-					w.Header().Set("Content-Length", "10")
-					w.WriteHeader(http.StatusOK)
-					return true
-				}
-				return false
-			},
-			wantGET: true,
-		},
-		{
-			name: "unknown tag",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				reg.pushRandom(t, "team/app:stable")
-				return reg.ref("team/app:missing"), ""
-			},
-			wantErr: []string{"team/app:missing", "404 Not Found", "MANIFEST_UNKNOWN", "check that the repository and the tag exist"},
-			wantGET: true,
-		},
-		{
-			name: "unknown repository",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/nothing:stable"), ""
-			},
-			wantErr: []string{"team/nothing:stable", "404 Not Found", "NAME_UNKNOWN"},
-			wantGET: true,
-		},
-		{
-			name: "server error is not retried with GET",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/app:stable"), ""
-			},
-			intercept: func(w http.ResponseWriter, r *http.Request) bool {
-				if isManifest(r, "team/app") {
-					w.WriteHeader(http.StatusInternalServerError)
-					return true
-				}
-				return false
-			},
-			wantErr: []string{"team/app:stable", "500 Internal Server Error"},
-		},
-		{
-			name: "digest reference",
-			setup: func(t *testing.T, reg *testRegistry) (string, string) {
-				return reg.ref("team/app@sha256:" + sixtyFourZeros), ""
-			},
-			wantErr: []string{"digest reference, not a tag"},
-		},
-	}
+	tests := resolveCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := newTestRegistry(t)

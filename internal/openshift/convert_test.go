@@ -21,28 +21,31 @@ func dcDoc(name string) string {
 	return fmt.Sprintf(minimalDC, name)
 }
 
-func TestConvertReadsEveryFormOfInput(t *testing.T) {
-	tests := []struct {
-		name      string
-		input     string
-		wantNames []string
-		wantNotes []string
-	}{
-		{
-			name:      "one YAML document",
-			input:     dcDoc("web"),
-			wantNames: []string{"web"},
-			wantNotes: []string{},
-		},
-		{
-			name:      "several YAML documents, other kinds left out in order",
-			input:     "# exported\n---\n" + dcDoc("web") + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\n# nothing here\n---\n" + dcDoc("api"),
-			wantNames: []string{"web", "api"},
-			wantNotes: []string{"note: service/web: not a DeploymentConfig; left out"},
-		},
-		{
-			name: "a List of a DeploymentConfig, a Route and a nested List",
-			input: `apiVersion: v1
+// inputFormCase is one case of TestConvertReadsEveryFormOfInput.
+type inputFormCase struct {
+	name      string
+	input     string
+	wantNames []string
+	wantNotes []string
+}
+
+// inputFormCases are TestConvertReadsEveryFormOfInput's cases.
+var inputFormCases = []inputFormCase{
+	{
+		name:      "one YAML document",
+		input:     dcDoc("web"),
+		wantNames: []string{"web"},
+		wantNotes: []string{},
+	},
+	{
+		name:      "several YAML documents, other kinds left out in order",
+		input:     "# exported\n---\n" + dcDoc("web") + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\n# nothing here\n---\n" + dcDoc("api"),
+		wantNames: []string{"web", "api"},
+		wantNotes: []string{"note: service/web: not a DeploymentConfig; left out"},
+	},
+	{
+		name: "a List of a DeploymentConfig, a Route and a nested List",
+		input: `apiVersion: v1
 kind: List
 items:
   - {apiVersion: apps.openshift.io/v1, kind: DeploymentConfig, metadata: {name: web}, spec: {template: {metadata: {labels: {app: web}}}}}
@@ -52,60 +55,63 @@ items:
     items:
       - {apiVersion: apps.openshift.io/v1, kind: DeploymentConfig, metadata: {name: api}, spec: {template: {metadata: {labels: {app: api}}}}}
 `,
-			wantNames: []string{"web", "api"},
-			wantNotes: []string{"note: route/web (namespace shop): not a DeploymentConfig; left out"},
-		},
-		{
-			name: "a DeploymentConfigList whose items have no kind",
-			input: `apiVersion: apps.openshift.io/v1
+		wantNames: []string{"web", "api"},
+		wantNotes: []string{"note: route/web (namespace shop): not a DeploymentConfig; left out"},
+	},
+	{
+		name: "a DeploymentConfigList whose items have no kind",
+		input: `apiVersion: apps.openshift.io/v1
 kind: DeploymentConfigList
 items:
   - {metadata: {name: web}, spec: {template: {metadata: {labels: {app: web}}}}}
 `,
-			wantNames: []string{"web"},
-			wantNotes: []string{},
-		},
-		{
-			name:      "one JSON object",
-			input:     `{"apiVersion": "apps.openshift.io/v1", "kind": "DeploymentConfig", "metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}`,
-			wantNames: []string{"web"},
-			wantNotes: []string{},
-		},
-		{
-			name: "a stream of JSON objects",
-			input: `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}
+		wantNames: []string{"web"},
+		wantNotes: []string{},
+	},
+	{
+		name:      "one JSON object",
+		input:     `{"apiVersion": "apps.openshift.io/v1", "kind": "DeploymentConfig", "metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}`,
+		wantNames: []string{"web"},
+		wantNotes: []string{},
+	},
+	{
+		name: "a stream of JSON objects",
+		input: `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}
 {"apiVersion": "apps.openshift.io/v1", "kind": "DeploymentConfig", "metadata": {"name": "web"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}`,
-			wantNames: []string{"web"},
-			wantNotes: []string{"note: configmap/settings: not a DeploymentConfig; left out"},
+		wantNames: []string{"web"},
+		wantNotes: []string{"note: configmap/settings: not a DeploymentConfig; left out"},
+	},
+	{
+		name:      "the legacy apiVersion v1",
+		input:     "apiVersion: v1\nkind: DeploymentConfig\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web}}}}\n",
+		wantNames: []string{"web"},
+		wantNotes: []string{"note: deploymentconfig/web: apiVersion: v1 is the legacy API version of OpenShift DeploymentConfigs (before apps.openshift.io/v1); converted the same way"},
+	},
+	{
+		name:      "a Stagehand DeploymentConfig and an unknown version are left out",
+		input:     dcDoc("web") + "---\napiVersion: stagehand.dev/v1alpha1\nkind: DeploymentConfig\nmetadata: {name: done}\n---\napiVersion: apps.openshift.io/v2\nkind: DeploymentConfig\nmetadata: {name: future}\n",
+		wantNames: []string{"web"},
+		wantNotes: []string{
+			"note: deploymentconfig/done: apiVersion: already a Stagehand DeploymentConfig; left out",
+			`warning: deploymentconfig/future: apiVersion: "apps.openshift.io/v2" is not an OpenShift DeploymentConfig version (want apps.openshift.io/v1); left out`,
 		},
-		{
-			name:      "the legacy apiVersion v1",
-			input:     "apiVersion: v1\nkind: DeploymentConfig\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web}}}}\n",
-			wantNames: []string{"web"},
-			wantNotes: []string{"note: deploymentconfig/web: apiVersion: v1 is the legacy API version of OpenShift DeploymentConfigs (before apps.openshift.io/v1); converted the same way"},
-		},
-		{
-			name:      "a Stagehand DeploymentConfig and an unknown version are left out",
-			input:     dcDoc("web") + "---\napiVersion: stagehand.dev/v1alpha1\nkind: DeploymentConfig\nmetadata: {name: done}\n---\napiVersion: apps.openshift.io/v2\nkind: DeploymentConfig\nmetadata: {name: future}\n",
-			wantNames: []string{"web"},
-			wantNotes: []string{
-				"note: deploymentconfig/done: apiVersion: already a Stagehand DeploymentConfig; left out",
-				`warning: deploymentconfig/future: apiVersion: "apps.openshift.io/v2" is not an OpenShift DeploymentConfig version (want apps.openshift.io/v1); left out`,
-			},
-		},
-		{
-			name:      "an object without kind",
-			input:     dcDoc("web") + "---\nmetadata: {name: stray}\n",
-			wantNames: []string{"web"},
-			wantNotes: []string{"warning: document 2: kind: missing: this is not a Kubernetes object; left out"},
-		},
-		{
-			name:      "an unnamed object is named by its place",
-			input:     "kind: List\napiVersion: v1\nitems: [{apiVersion: v1, kind: Secret}]\n---\n" + dcDoc("web"),
-			wantNames: []string{"web"},
-			wantNotes: []string{"note: secret in document 1, item 1: not a DeploymentConfig; left out"},
-		},
-	}
+	},
+	{
+		name:      "an object without kind",
+		input:     dcDoc("web") + "---\nmetadata: {name: stray}\n",
+		wantNames: []string{"web"},
+		wantNotes: []string{"warning: document 2: kind: missing: this is not a Kubernetes object; left out"},
+	},
+	{
+		name:      "an unnamed object is named by its place",
+		input:     "kind: List\napiVersion: v1\nitems: [{apiVersion: v1, kind: Secret}]\n---\n" + dcDoc("web"),
+		wantNames: []string{"web"},
+		wantNotes: []string{"note: secret in document 1, item 1: not a DeploymentConfig; left out"},
+	},
+}
+
+func TestConvertReadsEveryFormOfInput(t *testing.T) {
+	tests := inputFormCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Convert([]byte(tt.input), Options{})

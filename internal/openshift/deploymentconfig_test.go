@@ -89,113 +89,124 @@ test: true
 	assert.Equal(t, want, dc.Spec.Template)
 }
 
-func TestConvertReportsWhatItCannotCarryOver(t *testing.T) {
-	tests := []struct {
-		name      string
-		input     []byte
-		wantNotes []string
-		// wantMessages are exact messages of some of the notes, by field.
-		wantMessages map[string]string
-		check        func(t *testing.T, notes []Note)
-	}{
-		{
-			name:         "an unknown spec field",
-			input:        openshiftDC(t, "progressDeadlineSeconds: 600"),
-			wantNotes:    []string{"warning spec.progressDeadlineSeconds"},
-			wantMessages: map[string]string{"spec.progressDeadlineSeconds": "not converted: Stagehand has no such field"},
-		},
-		{
-			name:         "a value of the wrong type",
-			input:        openshiftDC(t, `replicas: "three"`),
-			wantNotes:    []string{"warning spec.replicas"},
-			wantMessages: map[string]string{"spec.replicas": "not converted: want an integer, got string"},
-		},
-		{
-			name: "unknown fields in the template are each reported, and the rest is kept",
-			input: openshiftDC(t, `
+// carryOverCase is one case of TestConvertReportsWhatItCannotCarryOver.
+type carryOverCase struct {
+	name      string
+	spec      string // the spec of an OpenShift DC, openshiftDC's argument
+	input     []byte // the whole document, when spec is empty
+	wantNotes []string
+	// wantMessages are exact messages of some of the notes, by field.
+	wantMessages map[string]string
+	check        func(t *testing.T, notes []Note)
+}
+
+// carryOverCases are TestConvertReportsWhatItCannotCarryOver's cases.
+var carryOverCases = []carryOverCase{
+	{
+		name:         "an unknown spec field",
+		spec:         "progressDeadlineSeconds: 600",
+		wantNotes:    []string{"warning spec.progressDeadlineSeconds"},
+		wantMessages: map[string]string{"spec.progressDeadlineSeconds": "not converted: Stagehand has no such field"},
+	},
+	{
+		name:         "a value of the wrong type",
+		spec:         `replicas: "three"`,
+		wantNotes:    []string{"warning spec.replicas"},
+		wantMessages: map[string]string{"spec.replicas": "not converted: want an integer, got string"},
+	},
+	{
+		name: "unknown fields in the template are each reported, and the rest is kept",
+		spec: `
 template:
   metadata: {labels: {app: web}, color: blue}
   spec:
     containers: [{name: app, image: example/web:1, imagePullSecret: x, env: [{name: A, value: b, secret: true}]}]
     nodeSelectr: {disk: ssd}
-`),
-			wantNotes: []string{
-				"warning spec.template.metadata.color",
-				"warning spec.template.spec.containers[0].env[0].secret",
-				"warning spec.template.spec.containers[0].imagePullSecret",
-				"warning spec.template.spec.nodeSelectr",
-			},
-			wantMessages: map[string]string{"spec.template.spec.nodeSelectr": "not converted: unknown field (a typo, or a field of a newer Kubernetes version?)"},
+`,
+		wantNotes: []string{
+			"warning spec.template.metadata.color",
+			"warning spec.template.spec.containers[0].env[0].secret",
+			"warning spec.template.spec.containers[0].imagePullSecret",
+			"warning spec.template.spec.nodeSelectr",
 		},
-		{
-			name:         "a template of the wrong shape",
-			input:        openshiftDC(t, "template: {metadata: {labels: {app: web}}, spec: {terminationGracePeriodSeconds: soon}}"),
-			wantNotes:    []string{"warning spec.template", "warning spec.template.metadata.labels"},
-			wantMessages: map[string]string{"spec.template": "not converted: want an integer at spec.terminationGracePeriodSeconds, got string"},
+		wantMessages: map[string]string{"spec.template.spec.nodeSelectr": "not converted: unknown field (a typo, or a field of a newer Kubernetes version?)"},
+	},
+	{
+		name:         "a template of the wrong shape",
+		spec:         "template: {metadata: {labels: {app: web}}, spec: {terminationGracePeriodSeconds: soon}}",
+		wantNotes:    []string{"warning spec.template", "warning spec.template.metadata.labels"},
+		wantMessages: map[string]string{"spec.template": "not converted: want an integer at spec.terminationGracePeriodSeconds, got string"},
+	},
+	{
+		name:         "no template",
+		spec:         "template: null",
+		wantNotes:    []string{"warning spec.template", "warning spec.template.metadata.labels"},
+		wantMessages: map[string]string{"spec.template": "missing: Stagehand needs a pod template, so the result will be refused"},
+	},
+	{
+		name:      "a template without labels",
+		spec:      "selector: null\ntemplate: {spec: {containers: [{name: app, image: example/web:1}]}}",
+		wantNotes: []string{"warning spec.template.metadata.labels"},
+		wantMessages: map[string]string{"spec.template.metadata.labels": "missing: Stagehand needs labels on the template (they select the pods), " +
+			"so the result will be refused; add some, such as app: web"},
+	},
+	{
+		name:         "an empty selector is left out",
+		spec:         "selector: {}",
+		wantNotes:    []string{"note spec.selector"},
+		wantMessages: map[string]string{"spec.selector": "empty; left out, so Stagehand selects the template's labels"},
+	},
+	{
+		name:      "a selector that misses the template",
+		spec:      "selector: {app: web, tier: front}",
+		wantNotes: []string{"warning spec.selector"},
+		wantMessages: map[string]string{"spec.selector": "tier=front is not a label of spec.template.metadata.labels: Stagehand refuses a selector " +
+			"that misses the template's own pods; add the label to the template or remove it from the selector"},
+	},
+	{
+		name: "an image in OpenShift's internal registry",
+		spec: "template: {metadata: {labels: {app: web}}, spec: {initContainers: [{name: init, image: docker-registry.default.svc:5000/shop/init:1}], containers: [{name: app, image: image-registry.openshift-image-registry.svc:5000/shop/web@sha256:abc}]}}",
+		wantNotes: []string{
+			"warning spec.template.spec.initContainers[0].image",
+			"warning spec.template.spec.containers[0].image",
 		},
-		{
-			name:         "no template",
-			input:        openshiftDC(t, "template: null"),
-			wantNotes:    []string{"warning spec.template", "warning spec.template.metadata.labels"},
-			wantMessages: map[string]string{"spec.template": "missing: Stagehand needs a pod template, so the result will be refused"},
-		},
-		{
-			name:      "a template without labels",
-			input:     openshiftDC(t, "selector: null\ntemplate: {spec: {containers: [{name: app, image: example/web:1}]}}"),
-			wantNotes: []string{"warning spec.template.metadata.labels"},
-			wantMessages: map[string]string{"spec.template.metadata.labels": "missing: Stagehand needs labels on the template (they select the pods), " +
-				"so the result will be refused; add some, such as app: web"},
-		},
-		{
-			name:         "an empty selector is left out",
-			input:        openshiftDC(t, "selector: {}"),
-			wantNotes:    []string{"note spec.selector"},
-			wantMessages: map[string]string{"spec.selector": "empty; left out, so Stagehand selects the template's labels"},
-		},
-		{
-			name:      "a selector that misses the template",
-			input:     openshiftDC(t, "selector: {app: web, tier: front}"),
-			wantNotes: []string{"warning spec.selector"},
-			wantMessages: map[string]string{"spec.selector": "tier=front is not a label of spec.template.metadata.labels: Stagehand refuses a selector " +
-				"that misses the template's own pods; add the label to the template or remove it from the selector"},
-		},
-		{
-			name:  "an image in OpenShift's internal registry",
-			input: openshiftDC(t, "template: {metadata: {labels: {app: web}}, spec: {initContainers: [{name: init, image: docker-registry.default.svc:5000/shop/init:1}], containers: [{name: app, image: image-registry.openshift-image-registry.svc:5000/shop/web@sha256:abc}]}}"),
-			wantNotes: []string{
-				"warning spec.template.spec.initContainers[0].image",
-				"warning spec.template.spec.containers[0].image",
-			},
-			wantMessages: map[string]string{"spec.template.spec.containers[0].image": "image-registry.openshift-image-registry.svc:5000/shop/web@sha256:abc is in OpenShift's internal registry, " +
-				"which other clusters cannot pull from: push the image to a registry this cluster can reach and change the image"},
-		},
-		{
-			name:         "no spec",
-			input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: web}\n"),
-			wantNotes:    []string{"warning spec"},
-			wantMessages: map[string]string{"spec": "missing: Stagehand needs at least spec.template, so the result will be refused"},
-		},
-		{
-			name:         "no name",
-			input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {labels: {a: b}}\nspec: {template: {metadata: {labels: {app: web}}}}\n"),
-			wantNotes:    []string{"warning metadata.name"},
-			wantMessages: map[string]string{"metadata.name": "missing: set a name before applying"},
-		},
-		{
-			name:      "a name too long for Stagehand",
-			input:     []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: " + strings.Repeat("a", 64) + "}\nspec: {template: {metadata: {labels: {app: web}}}}\n"),
-			wantNotes: []string{"warning metadata.name"},
-		},
-		{
-			name:         "an unknown top-level field",
-			input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web}}}}\nextra: 1\n"),
-			wantNotes:    []string{"warning extra"},
-			wantMessages: map[string]string{"extra": "not converted: Stagehand has no such field"},
-		},
-	}
+		wantMessages: map[string]string{"spec.template.spec.containers[0].image": "image-registry.openshift-image-registry.svc:5000/shop/web@sha256:abc is in OpenShift's internal registry, " +
+			"which other clusters cannot pull from: push the image to a registry this cluster can reach and change the image"},
+	},
+	{
+		name:         "no spec",
+		input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: web}\n"),
+		wantNotes:    []string{"warning spec"},
+		wantMessages: map[string]string{"spec": "missing: Stagehand needs at least spec.template, so the result will be refused"},
+	},
+	{
+		name:         "no name",
+		input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {labels: {a: b}}\nspec: {template: {metadata: {labels: {app: web}}}}\n"),
+		wantNotes:    []string{"warning metadata.name"},
+		wantMessages: map[string]string{"metadata.name": "missing: set a name before applying"},
+	},
+	{
+		name:      "a name too long for Stagehand",
+		input:     []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: " + strings.Repeat("a", 64) + "}\nspec: {template: {metadata: {labels: {app: web}}}}\n"),
+		wantNotes: []string{"warning metadata.name"},
+	},
+	{
+		name:         "an unknown top-level field",
+		input:        []byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web}}}}\nextra: 1\n"),
+		wantNotes:    []string{"warning extra"},
+		wantMessages: map[string]string{"extra": "not converted: Stagehand has no such field"},
+	},
+}
+
+func TestConvertReportsWhatItCannotCarryOver(t *testing.T) {
+	tests := carryOverCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, notes := convertOne(t, tt.input, Options{})
+			input := tt.input
+			if input == nil {
+				input = openshiftDC(t, tt.spec)
+			}
+			_, notes := convertOne(t, input, Options{})
 			assert.Equal(t, tt.wantNotes, where(notes))
 			for field, msg := range tt.wantMessages {
 				assert.Equal(t, msg, message(t, notes, field))

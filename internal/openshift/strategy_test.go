@@ -191,111 +191,117 @@ func TestConvertHooks(t *testing.T) {
 	}
 }
 
+// strategyCase is one case of TestConvertStrategyTypesAndTheirParameters.
+type strategyCase struct {
+	name         string
+	strategy     string
+	opts         Options
+	want         v1alpha1.DeploymentStrategy
+	wantNotes    []string
+	wantMessages map[string]string
+}
+
+// strategyCases are TestConvertStrategyTypesAndTheirParameters's cases.
+var strategyCases = []strategyCase{
+	{
+		name:     "Custom with OpenShift's deployer gets the default Stagehand deployer",
+		strategy: "{type: Custom, customParams: {image: 'openshift/origin-deployer:v3.11', command: [/bin/sh, -c, ./canary.sh], environment: [{name: STEP, value: '10'}]}}",
+		want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
+			Image: "stagehand/deployer:latest", Command: []string{"/bin/sh", "-c", "./canary.sh"}, Environment: []corev1.EnvVar{{Name: "STEP", Value: "10"}},
+		}},
+		wantNotes: []string{"note spec.strategy.customParams.image"},
+		wantMessages: map[string]string{"spec.strategy.customParams.image": "openshift/origin-deployer:v3.11 is OpenShift's deployer; replaced with Stagehand's, " +
+			"stagehand/deployer:latest, which also answers to the name openshift-deploy (so scripts such as openshift-deploy --until=50% keep working)"},
+	},
+	{
+		name:     "Custom with ose-deployer by digest gets the given deployer, and a script that calls openshift-deploy is a warning",
+		strategy: "{type: Custom, customParams: {image: 'registry.redhat.io/openshift4/ose-deployer@sha256:0123', command: [/bin/sh, -c, openshift-deploy --until=50% && openshift-deploy]}}",
+		opts:     Options{DeployerImage: "registry.example.com/stagehand/deployer:v1"},
+		want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
+			Image: "registry.example.com/stagehand/deployer:v1", Command: []string{"/bin/sh", "-c", "openshift-deploy --until=50% && openshift-deploy"},
+		}},
+		wantNotes: []string{"note spec.strategy.customParams.image", "warning spec.strategy.customParams.command"},
+		wantMessages: map[string]string{"spec.strategy.customParams.command": "runs openshift-deploy with type Custom, which that deployer refuses, " +
+			"on OpenShift as on Stagehand: it runs only the Recreate and Rolling strategies; set spec.strategy.type to Rolling or Recreate " +
+			"and remove customParams.image, and the command runs in the built-in deployer around that strategy"},
+	},
+	{
+		name:      "Custom with the user's own image keeps it, with a warning",
+		strategy:  "{type: Custom, customParams: {image: example.com/canary:2}, recreateParams: {timeoutSeconds: 60}}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{Image: "example.com/canary:2"}, RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}},
+		wantNotes: []string{"warning spec.strategy.customParams.image"},
+	},
+	{
+		name:     "Rolling drops OpenShift's deployer image: the command runs in the built-in deployer",
+		strategy: "{type: Rolling, customParams: {image: 'quay.io/openshift/origin-deployer:4.14', command: [/bin/sh, -c, openshift-deploy]}}",
+		want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
+			Command: []string{"/bin/sh", "-c", "openshift-deploy"},
+		}},
+		wantNotes: []string{"note spec.strategy.customParams.image"},
+		wantMessages: map[string]string{"spec.strategy.customParams.image": "quay.io/openshift/origin-deployer:4.14 is OpenShift's deployer; dropped: " +
+			"with type Rolling, Stagehand runs customParams.command in its own deployer image, which also answers to the name openshift-deploy"},
+	},
+	{
+		name:      "Recreate drops another image with a warning",
+		strategy:  "{type: Recreate, customParams: {image: example.com/tools:1, command: [./deploy.sh]}}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{Command: []string{"./deploy.sh"}}},
+		wantNotes: []string{"warning spec.strategy.customParams.image"},
+	},
+	{
+		name:         "Custom without customParams",
+		strategy:     "{type: Custom}",
+		want:         v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom},
+		wantNotes:    []string{"warning spec.strategy.customParams.image"},
+		wantMessages: map[string]string{"spec.strategy.customParams.image": "missing: type Custom runs this image as the deployer, so Stagehand will refuse the result; set it, or use type Rolling or Recreate"},
+	},
+	{
+		name:      "Rolling drops recreateParams",
+		strategy:  "{type: Rolling, recreateParams: {timeoutSeconds: 60}, rollingParams: {timeoutSeconds: 90}}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling, RollingParams: &v1alpha1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](90)}},
+		wantNotes: []string{"warning spec.strategy.recreateParams"},
+	},
+	{
+		name:      "no type means Rolling, which drops recreateParams",
+		strategy:  "{recreateParams: {timeoutSeconds: 60}}",
+		want:      v1alpha1.DeploymentStrategy{},
+		wantNotes: []string{"warning spec.strategy.recreateParams"},
+	},
+	{
+		name:      "Recreate drops rollingParams",
+		strategy:  "{type: Recreate, rollingParams: {timeoutSeconds: 90}}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate},
+		wantNotes: []string{"warning spec.strategy.rollingParams"},
+	},
+	{
+		name:         "activeDeadlineSeconds not above the timeout of the type",
+		strategy:     "{recreateParams: null, rollingParams: {timeoutSeconds: 300}, activeDeadlineSeconds: 300}",
+		want:         v1alpha1.DeploymentStrategy{ActiveDeadlineSeconds: ptr.To[int64](300), RollingParams: &v1alpha1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](300)}},
+		wantNotes:    []string{"warning spec.strategy.activeDeadlineSeconds"},
+		wantMessages: map[string]string{"spec.strategy.activeDeadlineSeconds": "300 is not above the strategy's timeoutSeconds (300), so Stagehand will refuse the result; raise it"},
+	},
+	{
+		name:      "activeDeadlineSeconds above the timeout",
+		strategy:  "{type: Recreate, recreateParams: {timeoutSeconds: 60}, activeDeadlineSeconds: 61}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, ActiveDeadlineSeconds: ptr.To[int64](61), RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}},
+		wantNotes: []string{},
+	},
+	{
+		name:         "an unknown type",
+		strategy:     "{type: BlueGreen}",
+		want:         v1alpha1.DeploymentStrategy{},
+		wantNotes:    []string{"warning spec.strategy.type"},
+		wantMessages: map[string]string{"spec.strategy.type": `"BlueGreen" is not a strategy type (want Recreate, Rolling or Custom); not converted, so Stagehand uses Rolling`},
+	},
+	{
+		name:      "unknown fields of the strategy and its parameters",
+		strategy:  "{type: Recreate, canaryWeight: 10, recreateParams: {timeoutSeconds: 60, drainSeconds: 5}, customParams: {image: '', secrets: [a]}}",
+		want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{}},
+		wantNotes: []string{"warning spec.strategy.recreateParams.drainSeconds", "warning spec.strategy.customParams.secrets", "warning spec.strategy.canaryWeight"},
+	},
+}
+
 func TestConvertStrategyTypesAndTheirParameters(t *testing.T) {
-	tests := []struct {
-		name         string
-		strategy     string
-		opts         Options
-		want         v1alpha1.DeploymentStrategy
-		wantNotes    []string
-		wantMessages map[string]string
-	}{
-		{
-			name:     "Custom with OpenShift's deployer gets the default Stagehand deployer",
-			strategy: "{type: Custom, customParams: {image: 'openshift/origin-deployer:v3.11', command: [/bin/sh, -c, ./canary.sh], environment: [{name: STEP, value: '10'}]}}",
-			want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
-				Image: "stagehand/deployer:latest", Command: []string{"/bin/sh", "-c", "./canary.sh"}, Environment: []corev1.EnvVar{{Name: "STEP", Value: "10"}},
-			}},
-			wantNotes: []string{"note spec.strategy.customParams.image"},
-			wantMessages: map[string]string{"spec.strategy.customParams.image": "openshift/origin-deployer:v3.11 is OpenShift's deployer; replaced with Stagehand's, " +
-				"stagehand/deployer:latest, which also answers to the name openshift-deploy (so scripts such as openshift-deploy --until=50% keep working)"},
-		},
-		{
-			name:     "Custom with ose-deployer by digest gets the given deployer, and a script that calls openshift-deploy is a warning",
-			strategy: "{type: Custom, customParams: {image: 'registry.redhat.io/openshift4/ose-deployer@sha256:0123', command: [/bin/sh, -c, openshift-deploy --until=50% && openshift-deploy]}}",
-			opts:     Options{DeployerImage: "registry.example.com/stagehand/deployer:v1"},
-			want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
-				Image: "registry.example.com/stagehand/deployer:v1", Command: []string{"/bin/sh", "-c", "openshift-deploy --until=50% && openshift-deploy"},
-			}},
-			wantNotes: []string{"note spec.strategy.customParams.image", "warning spec.strategy.customParams.command"},
-			wantMessages: map[string]string{"spec.strategy.customParams.command": "runs openshift-deploy with type Custom, which that deployer refuses, " +
-				"on OpenShift as on Stagehand: it runs only the Recreate and Rolling strategies; set spec.strategy.type to Rolling or Recreate " +
-				"and remove customParams.image, and the command runs in the built-in deployer around that strategy"},
-		},
-		{
-			name:      "Custom with the user's own image keeps it, with a warning",
-			strategy:  "{type: Custom, customParams: {image: example.com/canary:2}, recreateParams: {timeoutSeconds: 60}}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{Image: "example.com/canary:2"}, RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}},
-			wantNotes: []string{"warning spec.strategy.customParams.image"},
-		},
-		{
-			name:     "Rolling drops OpenShift's deployer image: the command runs in the built-in deployer",
-			strategy: "{type: Rolling, customParams: {image: 'quay.io/openshift/origin-deployer:4.14', command: [/bin/sh, -c, openshift-deploy]}}",
-			want: v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{
-				Command: []string{"/bin/sh", "-c", "openshift-deploy"},
-			}},
-			wantNotes: []string{"note spec.strategy.customParams.image"},
-			wantMessages: map[string]string{"spec.strategy.customParams.image": "quay.io/openshift/origin-deployer:4.14 is OpenShift's deployer; dropped: " +
-				"with type Rolling, Stagehand runs customParams.command in its own deployer image, which also answers to the name openshift-deploy"},
-		},
-		{
-			name:      "Recreate drops another image with a warning",
-			strategy:  "{type: Recreate, customParams: {image: example.com/tools:1, command: [./deploy.sh]}}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{Command: []string{"./deploy.sh"}}},
-			wantNotes: []string{"warning spec.strategy.customParams.image"},
-		},
-		{
-			name:         "Custom without customParams",
-			strategy:     "{type: Custom}",
-			want:         v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeCustom},
-			wantNotes:    []string{"warning spec.strategy.customParams.image"},
-			wantMessages: map[string]string{"spec.strategy.customParams.image": "missing: type Custom runs this image as the deployer, so Stagehand will refuse the result; set it, or use type Rolling or Recreate"},
-		},
-		{
-			name:      "Rolling drops recreateParams",
-			strategy:  "{type: Rolling, recreateParams: {timeoutSeconds: 60}, rollingParams: {timeoutSeconds: 90}}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling, RollingParams: &v1alpha1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](90)}},
-			wantNotes: []string{"warning spec.strategy.recreateParams"},
-		},
-		{
-			name:      "no type means Rolling, which drops recreateParams",
-			strategy:  "{recreateParams: {timeoutSeconds: 60}}",
-			want:      v1alpha1.DeploymentStrategy{},
-			wantNotes: []string{"warning spec.strategy.recreateParams"},
-		},
-		{
-			name:      "Recreate drops rollingParams",
-			strategy:  "{type: Recreate, rollingParams: {timeoutSeconds: 90}}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate},
-			wantNotes: []string{"warning spec.strategy.rollingParams"},
-		},
-		{
-			name:         "activeDeadlineSeconds not above the timeout of the type",
-			strategy:     "{recreateParams: null, rollingParams: {timeoutSeconds: 300}, activeDeadlineSeconds: 300}",
-			want:         v1alpha1.DeploymentStrategy{ActiveDeadlineSeconds: ptr.To[int64](300), RollingParams: &v1alpha1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](300)}},
-			wantNotes:    []string{"warning spec.strategy.activeDeadlineSeconds"},
-			wantMessages: map[string]string{"spec.strategy.activeDeadlineSeconds": "300 is not above the strategy's timeoutSeconds (300), so Stagehand will refuse the result; raise it"},
-		},
-		{
-			name:      "activeDeadlineSeconds above the timeout",
-			strategy:  "{type: Recreate, recreateParams: {timeoutSeconds: 60}, activeDeadlineSeconds: 61}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, ActiveDeadlineSeconds: ptr.To[int64](61), RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}},
-			wantNotes: []string{},
-		},
-		{
-			name:         "an unknown type",
-			strategy:     "{type: BlueGreen}",
-			want:         v1alpha1.DeploymentStrategy{},
-			wantNotes:    []string{"warning spec.strategy.type"},
-			wantMessages: map[string]string{"spec.strategy.type": `"BlueGreen" is not a strategy type (want Recreate, Rolling or Custom); not converted, so Stagehand uses Rolling`},
-		},
-		{
-			name:      "unknown fields of the strategy and its parameters",
-			strategy:  "{type: Recreate, canaryWeight: 10, recreateParams: {timeoutSeconds: 60, drainSeconds: 5}, customParams: {image: '', secrets: [a]}}",
-			want:      v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate, RecreateParams: &v1alpha1.RecreateDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](60)}, CustomParams: &v1alpha1.CustomDeploymentStrategyParams{}},
-			wantNotes: []string{"warning spec.strategy.recreateParams.drainSeconds", "warning spec.strategy.customParams.secrets", "warning spec.strategy.canaryWeight"},
-		},
-	}
+	tests := strategyCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dc, notes := convertOne(t, openshiftDC(t, "strategy: "+tt.strategy), tt.opts)

@@ -17,127 +17,135 @@ func imageTrigger(image string, containers ...string) v1alpha1.DeploymentTrigger
 
 var configChange = v1alpha1.DeploymentTriggerPolicy{Type: v1alpha1.DeploymentTriggerOnConfigChange}
 
+// firstTriggerFrom is the field of the first trigger's image.
+const firstTriggerFrom = "spec.triggers[0].imageChangeParams.from"
+
+// triggerCase is one case of TestConvertTriggers.
+type triggerCase struct {
+	name         string
+	namespace    string
+	triggers     string
+	opts         Options
+	want         []v1alpha1.DeploymentTriggerPolicy
+	wantNotes    []string
+	wantMessages map[string]string
+}
+
+// triggerCases are TestConvertTriggers's cases.
+var triggerCases = []triggerCase{
+	{
+		name:      "ConfigChange",
+		triggers:  "[{type: ConfigChange}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{configChange},
+		wantNotes: []string{},
+	},
+	{
+		name:      "an empty list stays empty: manual rollouts only",
+		triggers:  "[]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{},
+		wantNotes: []string{},
+	},
+	{
+		name:      "ImageStreamTag in the DeploymentConfig's namespace, without --registry",
+		namespace: "shop",
+		triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: 'web:prod'}}}, {type: ConfigChange}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.invalid/shop/web:prod", "app"), configChange},
+		wantNotes: []string{"warning " + firstTriggerFrom},
+		wantMessages: map[string]string{firstTriggerFrom: "ImageStreamTag web:prod became registry.invalid/shop/web:prod: Stagehand watches a tag in a registry, not an ImageStream; " +
+			"replace registry.invalid with the registry that holds the image, or convert again with --registry"},
+	},
+	{
+		name:      "ImageStreamTag of another namespace, with --registry",
+		namespace: "shop",
+		opts:      Options{Registry: "https://registry.example.com/mirror/"},
+		triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: 'base:1.2', namespace: openshift}}}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/mirror/openshift/base:1.2", "app")},
+		wantNotes: []string{"note " + firstTriggerFrom},
+		wantMessages: map[string]string{firstTriggerFrom: "ImageStreamTag base:1.2 became registry.example.com/mirror/openshift/base:1.2: Stagehand watches this tag in the registry, " +
+			"not an ImageStream, so whatever moved the ImageStream tag (a build, oc tag) must now push the tag there"},
+	},
+	{
+		name:         "ImageStreamTag without any namespace or tag",
+		opts:         Options{Registry: "registry.example.com"},
+		triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: web}}}]",
+		want:         []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/web:latest", "app")},
+		wantNotes:    []string{"note " + firstTriggerFrom + ".name", "note " + firstTriggerFrom},
+		wantMessages: map[string]string{firstTriggerFrom + ".name": `"web" has no tag; taken as web:latest`},
+	},
+	{
+		name:      "DockerImage by tag, with lastTriggeredImage",
+		triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: DockerImage, name: 'registry.example.com/web:2'}, lastTriggeredImage: 'registry.example.com/web@sha256:aa'}}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/web:2", "app")},
+		wantNotes: []string{"note spec.triggers[0].imageChangeParams.lastTriggeredImage"},
+		wantMessages: map[string]string{"spec.triggers[0].imageChangeParams.lastTriggeredImage": "dropped: registry.example.com/web@sha256:aa is what OpenShift " +
+			"last resolved the trigger to; Stagehand records its own once it has read the tag"},
+	},
+	{
+		name:         "DockerImage by digest cannot be watched",
+		triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: DockerImage, name: 'registry.example.com/web@sha256:aa'}}}, {type: ConfigChange}]",
+		want:         []v1alpha1.DeploymentTriggerPolicy{configChange},
+		wantNotes:    []string{"warning " + firstTriggerFrom + ".name"},
+		wantMessages: map[string]string{firstTriggerFrom + ".name": "registry.example.com/web@sha256:aa is a digest reference, which never moves, so there is nothing to watch: the trigger is dropped"},
+	},
+	{
+		name:      "ImageStreamImage cannot be watched",
+		triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamImage, name: 'web@sha256:aa'}}}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{},
+		wantNotes: []string{"warning " + firstTriggerFrom},
+	},
+	{
+		name:         "an unknown from kind",
+		triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: Build, name: web}}}]",
+		want:         []v1alpha1.DeploymentTriggerPolicy{},
+		wantNotes:    []string{"warning " + firstTriggerFrom + ".kind"},
+		wantMessages: map[string]string{firstTriggerFrom + ".kind": `"Build" cannot be watched (Stagehand watches registry tags: ImageStreamTag and DockerImage convert); the trigger is dropped`},
+	},
+	{
+		name:         "an unknown trigger type, with its fields",
+		triggers:     "[{type: GitHubWebHook, github: {secret: s}}, {type: ConfigChange}]",
+		want:         []v1alpha1.DeploymentTriggerPolicy{configChange},
+		wantNotes:    []string{"warning spec.triggers[0].type"},
+		wantMessages: map[string]string{"spec.triggers[0].type": `"GitHubWebHook" is not a trigger type of Stagehand (ConfigChange, ImageChange); the trigger is dropped`},
+	},
+	{
+		name:      "a second ConfigChange",
+		triggers:  "[{type: ConfigChange}, {type: ConfigChange}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{configChange},
+		wantNotes: []string{"note spec.triggers[1]"},
+	},
+	{
+		name:      "ImageChange without parameters",
+		triggers:  "[{type: ImageChange}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{},
+		wantNotes: []string{"warning spec.triggers[0]"},
+	},
+	{
+		name:     "containers that the template does not have, and unknown fields",
+		triggers: "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app, sidecar], from: {kind: DockerImage, name: 'web:1', tag: x}, paused: true}}]",
+		want:     []v1alpha1.DeploymentTriggerPolicy{imageTrigger("web:1", "app", "sidecar")},
+		wantNotes: []string{
+			"warning " + firstTriggerFrom + ".tag",
+			"warning spec.triggers[0].imageChangeParams.paused",
+			"warning spec.triggers[0].imageChangeParams.containerNames[1]",
+		},
+	},
+	{
+		name:      "no containerNames",
+		triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, from: {kind: DockerImage, name: 'web:1'}}}]",
+		want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("web:1")},
+		wantNotes: []string{"warning spec.triggers[0].imageChangeParams.containerNames"},
+	},
+	{
+		name:         "triggers that are not a list",
+		triggers:     "{type: ConfigChange}",
+		want:         nil,
+		wantNotes:    []string{"warning spec.triggers"},
+		wantMessages: map[string]string{"spec.triggers": "not converted: want a list, got an object"},
+	},
+}
+
 func TestConvertTriggers(t *testing.T) {
-	const from = "spec.triggers[0].imageChangeParams.from"
-	tests := []struct {
-		name         string
-		namespace    string
-		triggers     string
-		opts         Options
-		want         []v1alpha1.DeploymentTriggerPolicy
-		wantNotes    []string
-		wantMessages map[string]string
-	}{
-		{
-			name:      "ConfigChange",
-			triggers:  "[{type: ConfigChange}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{configChange},
-			wantNotes: []string{},
-		},
-		{
-			name:      "an empty list stays empty: manual rollouts only",
-			triggers:  "[]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{},
-			wantNotes: []string{},
-		},
-		{
-			name:      "ImageStreamTag in the DeploymentConfig's namespace, without --registry",
-			namespace: "shop",
-			triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: 'web:prod'}}}, {type: ConfigChange}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.invalid/shop/web:prod", "app"), configChange},
-			wantNotes: []string{"warning " + from},
-			wantMessages: map[string]string{from: "ImageStreamTag web:prod became registry.invalid/shop/web:prod: Stagehand watches a tag in a registry, not an ImageStream; " +
-				"replace registry.invalid with the registry that holds the image, or convert again with --registry"},
-		},
-		{
-			name:      "ImageStreamTag of another namespace, with --registry",
-			namespace: "shop",
-			opts:      Options{Registry: "https://registry.example.com/mirror/"},
-			triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: 'base:1.2', namespace: openshift}}}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/mirror/openshift/base:1.2", "app")},
-			wantNotes: []string{"note " + from},
-			wantMessages: map[string]string{from: "ImageStreamTag base:1.2 became registry.example.com/mirror/openshift/base:1.2: Stagehand watches this tag in the registry, " +
-				"not an ImageStream, so whatever moved the ImageStream tag (a build, oc tag) must now push the tag there"},
-		},
-		{
-			name:         "ImageStreamTag without any namespace or tag",
-			opts:         Options{Registry: "registry.example.com"},
-			triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamTag, name: web}}}]",
-			want:         []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/web:latest", "app")},
-			wantNotes:    []string{"note " + from + ".name", "note " + from},
-			wantMessages: map[string]string{from + ".name": `"web" has no tag; taken as web:latest`},
-		},
-		{
-			name:      "DockerImage by tag, with lastTriggeredImage",
-			triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: DockerImage, name: 'registry.example.com/web:2'}, lastTriggeredImage: 'registry.example.com/web@sha256:aa'}}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("registry.example.com/web:2", "app")},
-			wantNotes: []string{"note spec.triggers[0].imageChangeParams.lastTriggeredImage"},
-			wantMessages: map[string]string{"spec.triggers[0].imageChangeParams.lastTriggeredImage": "dropped: registry.example.com/web@sha256:aa is what OpenShift " +
-				"last resolved the trigger to; Stagehand records its own once it has read the tag"},
-		},
-		{
-			name:         "DockerImage by digest cannot be watched",
-			triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: DockerImage, name: 'registry.example.com/web@sha256:aa'}}}, {type: ConfigChange}]",
-			want:         []v1alpha1.DeploymentTriggerPolicy{configChange},
-			wantNotes:    []string{"warning " + from + ".name"},
-			wantMessages: map[string]string{from + ".name": "registry.example.com/web@sha256:aa is a digest reference, which never moves, so there is nothing to watch: the trigger is dropped"},
-		},
-		{
-			name:      "ImageStreamImage cannot be watched",
-			triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: ImageStreamImage, name: 'web@sha256:aa'}}}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{},
-			wantNotes: []string{"warning " + from},
-		},
-		{
-			name:         "an unknown from kind",
-			triggers:     "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app], from: {kind: Build, name: web}}}]",
-			want:         []v1alpha1.DeploymentTriggerPolicy{},
-			wantNotes:    []string{"warning " + from + ".kind"},
-			wantMessages: map[string]string{from + ".kind": `"Build" cannot be watched (Stagehand watches registry tags: ImageStreamTag and DockerImage convert); the trigger is dropped`},
-		},
-		{
-			name:         "an unknown trigger type, with its fields",
-			triggers:     "[{type: GitHubWebHook, github: {secret: s}}, {type: ConfigChange}]",
-			want:         []v1alpha1.DeploymentTriggerPolicy{configChange},
-			wantNotes:    []string{"warning spec.triggers[0].type"},
-			wantMessages: map[string]string{"spec.triggers[0].type": `"GitHubWebHook" is not a trigger type of Stagehand (ConfigChange, ImageChange); the trigger is dropped`},
-		},
-		{
-			name:      "a second ConfigChange",
-			triggers:  "[{type: ConfigChange}, {type: ConfigChange}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{configChange},
-			wantNotes: []string{"note spec.triggers[1]"},
-		},
-		{
-			name:      "ImageChange without parameters",
-			triggers:  "[{type: ImageChange}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{},
-			wantNotes: []string{"warning spec.triggers[0]"},
-		},
-		{
-			name:     "containers that the template does not have, and unknown fields",
-			triggers: "[{type: ImageChange, imageChangeParams: {automatic: true, containerNames: [app, sidecar], from: {kind: DockerImage, name: 'web:1', tag: x}, paused: true}}]",
-			want:     []v1alpha1.DeploymentTriggerPolicy{imageTrigger("web:1", "app", "sidecar")},
-			wantNotes: []string{
-				"warning " + from + ".tag",
-				"warning spec.triggers[0].imageChangeParams.paused",
-				"warning spec.triggers[0].imageChangeParams.containerNames[1]",
-			},
-		},
-		{
-			name:      "no containerNames",
-			triggers:  "[{type: ImageChange, imageChangeParams: {automatic: true, from: {kind: DockerImage, name: 'web:1'}}}]",
-			want:      []v1alpha1.DeploymentTriggerPolicy{imageTrigger("web:1")},
-			wantNotes: []string{"warning spec.triggers[0].imageChangeParams.containerNames"},
-		},
-		{
-			name:         "triggers that are not a list",
-			triggers:     "{type: ConfigChange}",
-			want:         nil,
-			wantNotes:    []string{"warning spec.triggers"},
-			wantMessages: map[string]string{"spec.triggers": "not converted: want a list, got an object"},
-		},
-	}
+	tests := triggerCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			input := withNamespace(t, openshiftDC(t, "triggers: "+tt.triggers), tt.namespace)

@@ -46,169 +46,174 @@ func timesOutOn(revision string) errorCheck {
 	}
 }
 
+// failAt makes the hook of stage fail.
+func failAt(stage string) map[string]error {
+	return map[string]error{stage: &strategies.HookFailedError{Stage: stage, Err: errors.New("exit 1")}}
+}
+
+// recreateCase is one case of TestRecreateDeploy.
+type recreateCase struct {
+	name    string
+	old     *appsv1.ReplicaSet // nil: the first rollout
+	new     *appsv1.ReplicaSet
+	desired int32
+	// adjust makes the strategy under test out of the built one.
+	adjust  func(*recreate.Recreate) strategies.Strategy
+	cluster clusterOptions
+	fail    map[string]error // the error of the hook of a stage
+	// cancelAfter cancels the context right after the scale of this log entry.
+	cancelAfter  string
+	timeout      int64
+	wantLog      []string
+	wantErr      errorCheck
+	wantReplicas map[string]int32
+}
+
+// recreateCases are TestRecreateDeploy's cases.
+var recreateCases = []recreateCase{
+	{
+		name: "first rollout", new: revision(1, 0), desired: 3,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 0/0",
+			"mid hook (run-mid): pods web-1 0/0",
+			"scale web-1 to 3",
+			"post hook (run-post): pods web-1 3/3",
+		},
+		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 3},
+	},
+	{
+		name: "old pods are gone before the mid hook, new ones available before the post hook",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+			"scale web-2 to 3",
+			"post hook (run-post): pods web-1 0/0, web-2 3/3",
+		},
+		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "without the mid hook",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		adjust: func(r *recreate.Recreate) strategies.Strategy { return r.WithoutMidHook() },
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"scale web-2 to 3",
+			"post hook (run-post): pods web-1 0/0, web-2 3/3",
+		},
+		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "run again after it completed, it scales nothing",
+		old:  revision(1, 0), new: revision(2, 3), desired: 3,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 0/0, web-2 3/3",
+			"mid hook (run-mid): pods web-1 0/0, web-2 3/3",
+			"post hook (run-post): pods web-1 0/0, web-2 3/3",
+		},
+		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "a failed pre hook scales nothing",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StagePre),
+		wantLog: []string{"pre hook (run-pre): pods web-1 2/2, web-2 0/0"},
+		wantErr: hookFails(strategies.StagePre), wantReplicas: map[string]int32{"web-1": 2, "web-2": 0},
+	},
+	{
+		name: "a failed mid hook leaves the new revision at 0",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StageMid),
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+		},
+		wantErr: hookFails(strategies.StageMid), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
+	},
+	{
+		name: "a failed post hook fails the rollout",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StagePost),
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+			"scale web-2 to 3",
+			"post hook (run-post): pods web-1 0/0, web-2 3/3",
+		},
+		wantErr: hookFails(strategies.StagePost), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "a mid hook that cannot be built is invalid",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		fail: map[string]error{strategies.StageMid: strategies.Invalidf("no container app")},
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+		},
+		wantErr: isInvalid, wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
+	},
+	{
+		name: "--until=pre",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		adjust: func(r *recreate.Recreate) strategies.Strategy {
+			return r.WithUntil(strategies.Until{Stage: strategies.StagePre})
+		},
+		wantLog: []string{"pre hook (run-pre): pods web-1 2/2, web-2 0/0"},
+		wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 2, "web-2": 0},
+	},
+	{
+		name: "--until=mid",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		adjust: func(r *recreate.Recreate) strategies.Strategy {
+			return r.WithUntil(strategies.Until{Stage: strategies.StageMid})
+		},
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+		},
+		wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
+	},
+	{
+		name: "--until=50% of 3 stops at 2 available, before the post hook",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		adjust: func(r *recreate.Recreate) strategies.Strategy { return r.WithUntil(strategies.Until{Percent: 50}) },
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+			"scale web-2 to 2",
+		},
+		wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 0, "web-2": 2},
+	},
+	{
+		name: "cancelled while the old pods terminate, it stops before the mid hook",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		cluster: clusterOptions{stuckTerminating: true}, cancelAfter: "scale web-1 to 0",
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+		},
+		wantErr: stopsWith(strategies.ErrCancelled), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
+	},
+	{
+		name: "new pods that never become ready time out before the post hook",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		cluster: clusterOptions{unready: true}, timeout: 1,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 0/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+			"scale web-2 to 3",
+		},
+		wantErr: timesOutOn("web-2"), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+}
+
 func TestRecreateDeploy(t *testing.T) {
-	hookFailed := &strategies.HookFailedError{Stage: "set by the row", Err: errors.New("exit 1")}
-	failAt := func(stage string) map[string]error {
-		err := *hookFailed
-		err.Stage = stage
-		return map[string]error{stage: &err}
-	}
-	tests := []struct {
-		name    string
-		old     *appsv1.ReplicaSet // nil: the first rollout
-		new     *appsv1.ReplicaSet
-		desired int32
-		// adjust makes the strategy under test out of the built one.
-		adjust  func(*recreate.Recreate) strategies.Strategy
-		cluster clusterOptions
-		fail    map[string]error // the error of the hook of a stage
-		// cancelAfter cancels the context right after the scale of this log entry.
-		cancelAfter  string
-		timeout      int64
-		wantLog      []string
-		wantErr      errorCheck
-		wantReplicas map[string]int32
-	}{
-		{
-			name: "first rollout", new: revision(1, 0), desired: 3,
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 0/0",
-				"mid hook (run-mid): pods web-1 0/0",
-				"scale web-1 to 3",
-				"post hook (run-post): pods web-1 3/3",
-			},
-			wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 3},
-		},
-		{
-			name: "old pods are gone before the mid hook, new ones available before the post hook",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-				"scale web-2 to 3",
-				"post hook (run-post): pods web-1 0/0, web-2 3/3",
-			},
-			wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
-		},
-		{
-			name: "without the mid hook",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			adjust: func(r *recreate.Recreate) strategies.Strategy { return r.WithoutMidHook() },
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"scale web-2 to 3",
-				"post hook (run-post): pods web-1 0/0, web-2 3/3",
-			},
-			wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
-		},
-		{
-			name: "run again after it completed, it scales nothing",
-			old:  revision(1, 0), new: revision(2, 3), desired: 3,
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 0/0, web-2 3/3",
-				"mid hook (run-mid): pods web-1 0/0, web-2 3/3",
-				"post hook (run-post): pods web-1 0/0, web-2 3/3",
-			},
-			wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
-		},
-		{
-			name: "a failed pre hook scales nothing",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StagePre),
-			wantLog: []string{"pre hook (run-pre): pods web-1 2/2, web-2 0/0"},
-			wantErr: hookFails(strategies.StagePre), wantReplicas: map[string]int32{"web-1": 2, "web-2": 0},
-		},
-		{
-			name: "a failed mid hook leaves the new revision at 0",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StageMid),
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-			},
-			wantErr: hookFails(strategies.StageMid), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
-		},
-		{
-			name: "a failed post hook fails the rollout",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3, fail: failAt(strategies.StagePost),
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-				"scale web-2 to 3",
-				"post hook (run-post): pods web-1 0/0, web-2 3/3",
-			},
-			wantErr: hookFails(strategies.StagePost), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
-		},
-		{
-			name: "a mid hook that cannot be built is invalid",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			fail: map[string]error{strategies.StageMid: strategies.Invalidf("no container app")},
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-			},
-			wantErr: isInvalid, wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
-		},
-		{
-			name: "--until=pre",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			adjust: func(r *recreate.Recreate) strategies.Strategy {
-				return r.WithUntil(strategies.Until{Stage: strategies.StagePre})
-			},
-			wantLog: []string{"pre hook (run-pre): pods web-1 2/2, web-2 0/0"},
-			wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 2, "web-2": 0},
-		},
-		{
-			name: "--until=mid",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			adjust: func(r *recreate.Recreate) strategies.Strategy {
-				return r.WithUntil(strategies.Until{Stage: strategies.StageMid})
-			},
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-			},
-			wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
-		},
-		{
-			name: "--until=50% of 3 stops at 2 available, before the post hook",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			adjust: func(r *recreate.Recreate) strategies.Strategy { return r.WithUntil(strategies.Until{Percent: 50}) },
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-				"scale web-2 to 2",
-			},
-			wantErr: stopsWith(strategies.ErrUntilReached), wantReplicas: map[string]int32{"web-1": 0, "web-2": 2},
-		},
-		{
-			name: "cancelled while the old pods terminate, it stops before the mid hook",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			cluster: clusterOptions{stuckTerminating: true}, cancelAfter: "scale web-1 to 0",
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
-				"scale web-1 to 0",
-			},
-			wantErr: stopsWith(strategies.ErrCancelled), wantReplicas: map[string]int32{"web-1": 0, "web-2": 0},
-		},
-		{
-			name: "new pods that never become ready time out before the post hook",
-			old:  revision(1, 2), new: revision(2, 0), desired: 3,
-			cluster: clusterOptions{unready: true}, timeout: 1,
-			wantLog: []string{
-				"pre hook (run-pre): pods web-1 0/2, web-2 0/0",
-				"scale web-1 to 0",
-				"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
-				"scale web-2 to 3",
-			},
-			wantErr: timesOutOn("web-2"), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
-		},
-	}
+	tests := recreateCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
