@@ -16,12 +16,6 @@ import (
 	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
-// The back-off between attempts of an OnFailure step: 1 s, doubling, at most 30 s.
-const (
-	firstBackoff = time.Second
-	maxBackoff   = 30 * time.Second
-)
-
 // advance moves run one transition on: it starts the clock, creates the current step's
 // pod, records the step's outcome, or ends the run. Each transition is written to the pod
 // before the next one happens, so that a restart resumes from it.
@@ -87,7 +81,7 @@ func (c *Controller) nextStep(run *v1alpha1.DeferRun) {
 func (c *Controller) stepFailed(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.DeferPolicy, why string) error {
 	step := policy.Spec.Steps[run.Current]
 	if policy.RestartPolicyOf(run.Current) == v1alpha1.DeferRestartOnFailure {
-		delay := backoff(run.Attempt)
+		delay := deferstep.RetryDelay(run.Attempt)
 		c.recorder.Eventf(pod, corev1.EventTypeWarning, v1alpha1.EventDeferStepFailed,
 			"Step %d/%d (%s) attempt %d failed: %s; runs again in %s (restartPolicy OnFailure)",
 			run.Current+1, run.Steps, step.Name, run.Attempt, why, delay)
@@ -100,15 +94,6 @@ func (c *Controller) stepFailed(ctx context.Context, pod *corev1.Pod, run *v1alp
 	run.Failed = append(run.Failed, step.Name)
 	c.nextStep(run)
 	return c.write(ctx, pod, run, false)
-}
-
-// backoff is the wait after attempt n of a step.
-func backoff(n int) time.Duration {
-	d := firstBackoff
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxBackoff)
 }
 
 // createStep creates the current step's pod. An exceeded ResourceQuota is waited for with

@@ -7,9 +7,11 @@
 //     credentials;
 //   - name.go: Name, the deterministic name of a step's attempt, and Selector, the label
 //     selector of a pod's step pods;
-//   - outcome.go: ExitNote, how a step pod's container ended, on api/podstatus.
+//   - outcome.go: ExitNote, how a step pod's container ended, on api/podstatus;
+//   - retry.go: RetryDelay, the wait between a step's attempts, on cenkalti/backoff.
 //
 // DESIGN.md §2 gives hookpod the step pods, so this lives under it. It imports only api/,
-// client-go and apimachinery, never hookpod itself: the controller and the plugin, which
-// may not import hookpod (docs/architecture.md), import this package alone.
+// client-go, apimachinery and cenkalti/backoff, never hookpod itself: the controller and
+// the plugin, which may not import hookpod (docs/architecture.md), import this package
+// alone.
 package deferstep

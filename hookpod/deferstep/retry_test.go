@@ -1,4 +1,4 @@
-package deferpolicy
+package deferstep
 
 import (
 	"testing"
@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestBackoffDoublesFromOneSecondUpToThirtySeconds(t *testing.T) {
+func TestRetryDelayDoublesFromOneSecondUpToThirtySeconds(t *testing.T) {
 	for _, tc := range []struct {
 		attempt int
 		want    time.Duration
 	}{
+		{0, time.Second}, // not an attempt number; the first wait all the same
 		{1, time.Second},
 		{2, 2 * time.Second},
 		{3, 4 * time.Second},
@@ -21,6 +22,6 @@ func TestBackoffDoublesFromOneSecondUpToThirtySeconds(t *testing.T) {
 		{7, 30 * time.Second},
 		{100, 30 * time.Second},
 	} {
-		assert.Equal(t, tc.want, backoff(tc.attempt), "after attempt %d", tc.attempt)
+		assert.Equal(t, tc.want, RetryDelay(tc.attempt), "after attempt %d", tc.attempt)
 	}
 }
