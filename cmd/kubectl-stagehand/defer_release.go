@@ -17,9 +17,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 func newDeferReleaseCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -95,7 +95,7 @@ func runningSteps(n int) string {
 //
 // The finalizer goes first: it is what the user needs, and once it is gone the controller
 // no longer starts steps for the pod (it only acts on a deleted pod that carries it).
-// The steps that still run are stopped next, as the controller's own stopSteps does.
+// The steps that still run are stopped next, by the controller's own deferstep.Stop.
 func (d *deferClient) release(ctx context.Context, ns, name, reason string) (*releaseResult, error) {
 	pods := d.kube.CoreV1().Pods(ns)
 	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
@@ -152,32 +152,17 @@ func (d *deferClient) release(ctx context.Context, ns, name, reason string) (*re
 	return res, nil
 }
 
-// stopSteps deletes the step pods of pod that still run, and names them.
+// stopSteps deletes the step pods of pod that still run (deferstep.Stop), and names them.
 func (d *deferClient) stopSteps(ctx context.Context, pod *corev1.Pod) ([]string, error) {
-	list, err := d.kube.CoreV1().Pods(pod.Namespace).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.DeferStepOfLabel + "=" + string(pod.UID)})
+	list, err := d.kube.CoreV1().Pods(pod.Namespace).List(ctx, metav1.ListOptions{LabelSelector: deferstep.Selector(pod).String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing its step pods: %w", err)
 	}
-	var stopped []string
-	for _, sp := range list.Items {
-		if sp.Status.Phase == corev1.PodSucceeded || sp.Status.Phase == corev1.PodFailed || sp.DeletionTimestamp != nil {
-			continue
-		}
-		// One second, as the controller gives a step it stops: the run is over and a
-		// step that ignores SIGTERM (a shell as PID 1) must not hold the node's volume.
-		err := d.kube.CoreV1().Pods(sp.Namespace).Delete(ctx, sp.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: ptr.To[int64](1),
-			Preconditions:      &metav1.Preconditions{UID: &sp.UID},
-		})
-		switch {
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			continue // gone already, or a new pod of that name
-		case err != nil:
-			return stopped, fmt.Errorf("stopping step pod %s: %w", sp.Name, err)
-		}
-		stopped = append(stopped, sp.Name)
+	steps := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		steps[i] = &list.Items[i]
 	}
-	return stopped, nil
+	return deferstep.Stop(ctx, d.kube.CoreV1(), steps)
 }
 
 // recordReleased records the Warning event DeferReleased on pod, as the controller's

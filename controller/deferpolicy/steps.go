@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
@@ -133,22 +132,14 @@ func (c *Controller) stepFailedForGood(ctx context.Context, pod *corev1.Pod, run
 	return c.write(ctx, pod, run, false)
 }
 
-// stopSteps deletes the step pods of pod that still run.
+// stopSteps deletes the step pods of pod that still run (deferstep.Stop), as its cache
+// shows them.
 func (c *Controller) stopSteps(ctx context.Context, pod *corev1.Pod) {
 	steps, err := c.pods.Pods(pod.Namespace).List(deferstep.Selector(pod))
 	if err != nil {
 		return
 	}
-	for _, sp := range steps {
-		if isTerminal(sp) || sp.DeletionTimestamp != nil {
-			continue
-		}
-		err := c.kube.CoreV1().Pods(sp.Namespace).Delete(ctx, sp.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: ptr.To[int64](1),
-			Preconditions:      &metav1.Preconditions{UID: &sp.UID},
-		})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			c.log.WithError(err).WithField("pod", sp.Namespace+"/"+sp.Name).Warn("stopping a step pod")
-		}
+	if _, err := deferstep.Stop(ctx, c.kube.CoreV1(), steps); err != nil {
+		c.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("stopping the step pods")
 	}
 }

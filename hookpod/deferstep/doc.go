@@ -8,7 +8,9 @@
 //   - name.go: Name, the deterministic name of a step's attempt, and Selector, the label
 //     selector of a pod's step pods;
 //   - outcome.go: ExitNote, how a step pod's container ended, on api/podstatus;
-//   - retry.go: RetryDelay, the wait between a step's attempts, on cenkalti/backoff.
+//   - retry.go: RetryDelay, the wait between a step's attempts, on cenkalti/backoff;
+//   - stop.go: Stop, which deletes the step pods that still run, for the controller when a
+//     run ends early and for kubectl stagehand defer release.
 //
 // DESIGN.md §2 gives hookpod the step pods, so this lives under it. It imports only api/,
 // client-go, apimachinery and cenkalti/backoff, never hookpod itself: the controller and
