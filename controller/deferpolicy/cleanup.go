@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -31,8 +32,8 @@ func (c *Controller) syncStep(ctx context.Context, ns, name string) error {
 	if sp.DeletionTimestamp != nil {
 		return nil
 	}
-	if isTerminal(sp) {
-		left := c.stepTTL - c.now().Sub(finishedAt(sp))
+	if podstatus.Finished(sp) {
+		left := c.stepTTL - c.now().Sub(podstatus.FinishedAt(sp, ""))
 		if left > 0 {
 			c.addAfter(kindStep, ns, name, left+time.Second)
 			return nil
@@ -73,14 +74,4 @@ func (c *Controller) deleteStep(ctx context.Context, sp *corev1.Pod, grace int64
 		return fmt.Errorf("deleting step pod %s: %w", sp.Name, err)
 	}
 	return nil
-}
-
-// finishedAt is when a finished pod's container ended, or its creation when unknown.
-func finishedAt(p *corev1.Pod) time.Time {
-	for _, s := range p.Status.ContainerStatuses {
-		if t := s.State.Terminated; t != nil {
-			return t.FinishedAt.Time
-		}
-	}
-	return p.CreationTimestamp.Time
 }

@@ -22,6 +22,7 @@ import (
 	shfake "github.com/stagehand-dev/stagehand/api/client/clientset/versioned/fake"
 	stagehandinformers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 // t0 is the fixture's clock. It has no sub-second part, so that the times a run records
@@ -263,7 +264,7 @@ func withRun(p *corev1.Pod, run *v1alpha1.DeferRun) *corev1.Pod {
 // stepPod is a step's pod for db-0 in the given phase, as the controller created it.
 func stepPod(t *testing.T, owner *corev1.Pod, p *v1alpha1.DeferPolicy, run *v1alpha1.DeferRun, phase corev1.PodPhase, exit int32) *corev1.Pod {
 	t.Helper()
-	sp, err := buildStepPod(owner, run, p, stepPodName(owner, run.Current, run.Attempt), corev1.ResourceRequirements{})
+	sp, err := deferstep.Build(owner, run, p, deferstep.Name(owner, run.Current, run.Attempt), corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	sp.UID = types.UID("uid-" + sp.Name)
 	sp.Status.Phase = phase

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -39,7 +40,7 @@ func (c *Controller) syncPolicyStatus(ctx context.Context, ns, name string) erro
 			continue
 		}
 		matched++
-		if p.DeletionTimestamp == nil && !isTerminal(p) && !v1alpha1.HasDeferFinalizer(p) {
+		if p.DeletionTimestamp == nil && !podstatus.Finished(p) && !v1alpha1.HasDeferFinalizer(p) {
 			lacking++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 	"github.com/stagehand-dev/stagehand/hookpod"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 // refusal is what a step pod's create error leads to.
@@ -59,7 +60,7 @@ func refusedMessage(err error, step int) string {
 // after a capped back-off. The run's deadline still bounds the wait.
 func (c *Controller) waitForQuota(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun, policy *v1alpha1.DeferPolicy, err error) error {
 	run.QuotaWaits++
-	delay := backoff(run.QuotaWaits)
+	delay := deferstep.RetryDelay(run.QuotaWaits)
 	run.NotBefore = &metav1.Time{Time: c.now().Add(delay)}
 	c.recorder.Eventf(pod, corev1.EventTypeWarning, v1alpha1.EventDeferStepWaitsForQuota,
 		"Step %d/%d (%s) waits for ResourceQuota %s: %s; trying again in %s, until the grace period ends",

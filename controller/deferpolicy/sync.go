@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
@@ -91,7 +92,7 @@ func (c *Controller) selecting(pod *corev1.Pod, when v1alpha1.DeferWhen) (*v1alp
 // this covers pods created before the policy and clusters without that admission. A pod
 // released on purpose (kubectl stagehand defer release) is left without it.
 func (c *Controller) ensureFinalizer(ctx context.Context, pod *corev1.Pod) error {
-	if v1alpha1.HasDeferFinalizer(pod) || isTerminal(pod) {
+	if v1alpha1.HasDeferFinalizer(pod) || podstatus.Finished(pod) {
 		return nil
 	}
 	if _, released := pod.Annotations[v1alpha1.DeferReleasedAnnotation]; released {
@@ -254,7 +255,7 @@ func (c *Controller) nodeLost(pod *corev1.Pod, policy *v1alpha1.DeferPolicy) str
 
 // stopped reports whether pod's containers have all stopped.
 func stopped(pod *corev1.Pod) bool {
-	if isTerminal(pod) {
+	if podstatus.Finished(pod) {
 		return true
 	}
 	for _, s := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
@@ -263,10 +264,6 @@ func stopped(pod *corev1.Pod) bool {
 		}
 	}
 	return len(pod.Status.ContainerStatuses) > 0
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // write records run on pod (and its progress), and removes the finalizer when release is

@@ -1,37 +1,17 @@
-package deferpolicy
+package deferstep
 
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
-
-func TestBackoffDoublesFromOneSecondUpToThirtySeconds(t *testing.T) {
-	for _, tc := range []struct {
-		attempt int
-		want    time.Duration
-	}{
-		{1, time.Second},
-		{2, 2 * time.Second},
-		{3, 4 * time.Second},
-		{4, 8 * time.Second},
-		{5, 16 * time.Second},
-		{6, 30 * time.Second}, // 32 s, capped
-		{7, 30 * time.Second},
-		{100, 30 * time.Second},
-	} {
-		assert.Equal(t, tc.want, backoff(tc.attempt), "after attempt %d", tc.attempt)
-	}
-}
 
 // volumesPod has one volume of every kind a step may or may not share.
 func volumesPod() *corev1.Pod {
@@ -99,29 +79,6 @@ func TestStepVolumesRefusesVolumesAStepCannotShare(t *testing.T) {
 	}
 }
 
-func TestStepPodNameIsDeterministicAndCarriesTheUID(t *testing.T) {
-	pod := runningPod()
-	assert.Equal(t, "db-0-defer-0123abcd-2-3", stepPodName(pod, 1, 3), "step index from 1, attempt, 8 characters of the UID")
-
-	pod.UID = "abc"
-	assert.Equal(t, "db-0-defer-abc-1-1", stepPodName(pod, 0, 1), "a UID shorter than 8 is used whole")
-
-	long := runningPod()
-	long.Name = strings.Repeat("a", 250)
-	name := stepPodName(long, 15, 12)
-	assert.Equal(t, strings.Repeat("a", 200)+"-defer-0123abcd-16-12", name, "the pod's name is cut at 200 characters")
-	assert.LessOrEqual(t, len(name), 253, "a valid object name")
-	long.Name = strings.Repeat("b", 200)
-	assert.Equal(t, long.Name+"-defer-0123abcd-1-1", stepPodName(long, 0, 1), "200 characters are kept whole")
-	long.Name = strings.Repeat("b", 201)
-	assert.Equal(t, strings.Repeat("b", 200)+"-defer-0123abcd-1-1", stepPodName(long, 0, 1))
-
-	other := runningPod()
-	other.UID = "ffffffff-4567-89ef-aaaa-bbbbccccdddd"
-	assert.NotEqual(t, stepPodName(runningPod(), 0, 1), stepPodName(other, 0, 1),
-		"a pod of the same name with another UID gets other step pods")
-}
-
 func TestBuildStepPod(t *testing.T) {
 	pod := volumesPod()
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](999)}
@@ -134,7 +91,7 @@ func TestBuildStepPod(t *testing.T) {
 	p.Spec.Steps[1].Args = []string{"--all"}
 	run := &v1alpha1.DeferRun{Policy: "cleanup", When: v1alpha1.DeferAfterTermination, Steps: 2, Current: 1, Attempt: 2}
 
-	sp, err := buildStepPod(pod, run, p, "the-name", corev1.ResourceRequirements{})
+	sp, err := Build(pod, run, p, "the-name", corev1.ResourceRequirements{})
 	require.NoError(t, err)
 
 	assert.Equal(t, "the-name", sp.Name)
@@ -179,6 +136,8 @@ func TestBuildStepPod(t *testing.T) {
 	assert.NotSame(t, pod.Spec.Containers[0].SecurityContext, ctr.SecurityContext, "a copy, not the cache's")
 }
 
+// The step's own resources win over the controller's defaults before Build
+// (controller/deferpolicy stepResources); Build puts what it is given on the container.
 func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T) {
 	pod := runningPod()
 	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](999)}
@@ -187,7 +146,7 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 	p.Spec.Steps[0].Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 	run := &v1alpha1.DeferRun{Policy: "cleanup", When: v1alpha1.DeferBeforeScaleDown, Steps: 1}
 
-	sp, err := buildStepPod(pod, run, p, "n", corev1.ResourceRequirements{})
+	sp, err := Build(pod, run, p, "n", *p.Spec.Steps[0].Resources)
 	require.NoError(t, err)
 	ctr := sp.Spec.Containers[0]
 	assert.Equal(t, ptr.To[int64](1000), ctr.SecurityContext.RunAsUser)
@@ -198,7 +157,7 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 
 	pod.Spec.Containers = nil
 	p.Spec.Steps[0].SecurityContext = nil
-	sp, err = buildStepPod(pod, run, p, "n", corev1.ResourceRequirements{})
+	sp, err = Build(pod, run, p, "n", corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	assert.Nil(t, sp.Spec.Containers[0].SecurityContext, "a pod without containers has nothing to copy")
 }
@@ -206,18 +165,8 @@ func TestBuildStepPodPrefersTheStepsOwnSecurityContextAndResources(t *testing.T)
 func TestBuildStepPodFailsWithTheVolumeError(t *testing.T) {
 	p := policy("cleanup", v1alpha1.DeferAfterTermination, "db", "flush")
 	p.Spec.Steps[0].VolumeMounts = mounts("tmp")
-	sp, err := buildStepPod(volumesPod(), &v1alpha1.DeferRun{Steps: 1}, p, "n", corev1.ResourceRequirements{})
+	sp, err := Build(volumesPod(), &v1alpha1.DeferRun{Steps: 1}, p, "n", corev1.ResourceRequirements{})
 	assert.Nil(t, sp)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `step flush mounts volume "tmp"`)
-}
-
-func TestExitOfNamesTheCodeAndReason(t *testing.T) {
-	sp := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
-		{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: metav1.Now()}}},
-	}}}
-	assert.Equal(t, " (exit code 137, OOMKilled)", exitOf(sp))
-	sp.Status.ContainerStatuses[0].State.Terminated.Reason = ""
-	assert.Equal(t, " (exit code 137)", exitOf(sp))
-	assert.Empty(t, exitOf(&corev1.Pod{}))
 }
