@@ -12,7 +12,6 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
-	"github.com/stagehand-dev/stagehand/hookpod"
 	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
@@ -72,13 +71,13 @@ func (c *Controller) waitForQuota(ctx context.Context, pod *corev1.Pod, run *v1a
 }
 
 // stepResources are a step pod's container resources: the step's own, and the
-// controller's defaults for what it leaves unset (hookpod.WithDefaultResources).
+// controller's defaults for what it leaves unset (v1alpha1.WithDefaultResources).
 func stepResources(step *corev1.ResourceRequirements, defaults corev1.ResourceRequirements) corev1.ResourceRequirements {
 	var set corev1.ResourceRequirements
 	if step != nil {
 		set = *step
 	}
-	return hookpod.WithDefaultResources(set, defaults)
+	return v1alpha1.WithDefaultResources(set, defaults)
 }
 
 // DefaultStepResources are the stagehand-controller's defaults for a step pod's

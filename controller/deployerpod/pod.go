@@ -7,7 +7,6 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
-	"github.com/stagehand-dev/stagehand/hookpod"
 )
 
 var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
@@ -88,7 +87,7 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, defaults
 				Image:                    image,
 				Command:                  command,
 				Env:                      env,
-				Resources:                hookpod.WithDefaultResources(strategy.Resources, defaults.Resources),
+				Resources:                v1alpha1.WithDefaultResources(strategy.Resources, defaults.Resources),
 				TerminationMessagePath:   v1alpha1.DefaultTerminationMessagePath,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          containerSecurityContext(),

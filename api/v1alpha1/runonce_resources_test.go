@@ -1,4 +1,4 @@
-package hookpod_test
+package v1alpha1_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/stagehand-dev/stagehand/hookpod"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 func list(kv ...string) corev1.ResourceList {
@@ -43,7 +43,7 @@ func TestWithDefaultResources(t *testing.T) {
 			corev1.ResourceRequirements{Requests: list("cpu", "10m", "memory", "32Mi"), Limits: list("cpu", "500m", "memory", "128Mi", "ephemeral-storage", "1Gi")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := hookpod.WithDefaultResources(tc.set, defaults)
+			got := v1alpha1.WithDefaultResources(tc.set, defaults)
 			assert.Equal(t, tc.want.Requests, got.Requests)
 			assert.Equal(t, tc.want.Limits, got.Limits)
 			for name, req := range got.Requests {
@@ -53,5 +53,5 @@ func TestWithDefaultResources(t *testing.T) {
 			}
 		})
 	}
-	assert.Empty(t, hookpod.WithDefaultResources(corev1.ResourceRequirements{}, corev1.ResourceRequirements{}).Requests, "no defaults: nothing added")
+	assert.Empty(t, v1alpha1.WithDefaultResources(corev1.ResourceRequirements{}, corev1.ResourceRequirements{}).Requests, "no defaults: nothing added")
 }

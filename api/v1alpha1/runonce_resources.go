@@ -1,4 +1,4 @@
-package hookpod
+package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
