@@ -343,7 +343,7 @@ func grantCreatePods(t *testing.T, ns, user string) {
 }
 
 // stepPodShape is step 1, attempt 1, of policy for target, as the controller builds it
-// (controller/deferpolicy/steps.go), never scheduled.
+// (hookpod/deferstep/build.go), never scheduled.
 func stepPodShape(target *corev1.Pod, policy *stagehandv1.DeferPolicy) *corev1.Pod {
 	step := policy.Spec.Steps[0]
 	env := append([]corev1.EnvVar{

@@ -78,9 +78,3 @@ its state, with the outcome of a finished run and its step pods.`,
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the pods of every namespace")
 	return cmd
 }
-
-// getDeferText (get.go) writes a pod's defer state as defer status does, through these
-// two names of deferrun's.
-type deferStatus = deferrun.Status
-
-var deferState = deferrun.State

@@ -21,6 +21,7 @@ import (
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/deferrun"
 	"github.com/stagehand-dev/stagehand/internal/rollout"
 	"github.com/stagehand-dev/stagehand/internal/tree"
 )
@@ -181,14 +182,14 @@ func getDeferText(p *corev1.Pod, now time.Time) string {
 	if progress == "" && run == nil && err == nil {
 		return ""
 	}
-	st := &deferStatus{Terminating: p.DeletionTimestamp != nil, Finalizer: v1alpha1.HasDeferFinalizer(p)}
+	st := &deferrun.Status{Terminating: p.DeletionTimestamp != nil, Finalizer: v1alpha1.HasDeferFinalizer(p)}
 	if err != nil {
 		st.RunError = err.Error()
 	}
 	if progress == "" && run != nil {
 		progress = run.Progress()
 	}
-	return fmt.Sprintf("defer steps %s: %s", orDash(progress), deferState(st, run, now))
+	return fmt.Sprintf("defer steps %s: %s", orDash(progress), deferrun.State(st, run, now))
 }
 
 // byConfig selects what carries the DC's config label: its ReplicaSets, its pods (deployer,
