@@ -97,7 +97,6 @@ type carryOverCase struct {
 	wantNotes []string
 	// wantMessages are exact messages of some of the notes, by field.
 	wantMessages map[string]string
-	check        func(t *testing.T, notes []Note)
 }
 
 // carryOverCases are TestConvertReportsWhatItCannotCarryOver's cases.
