@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
@@ -101,18 +102,13 @@ func finished(h *stagehandv1.ExecutionHook) bool { return h.Status.Phase.IsTermi
 // nanos parses the "<start> <end>" nanosecond pair a command printed last.
 func nanos(t *testing.T, output string) (int64, int64) {
 	t.Helper()
-	f := strings.Fields(lastLineOf(output))
+	f := strings.Fields(podstatus.LastLine(output))
 	require.Len(t, f, 2, "output %q", output)
 	s, err := strconv.ParseInt(f[0], 10, 64)
 	require.NoError(t, err)
 	e, err := strconv.ParseInt(f[1], 10, 64)
 	require.NoError(t, err)
 	return s, e
-}
-
-func lastLineOf(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return lines[len(lines)-1]
 }
 
 // A hook over 3 pods × 2 containers runs its 6 commands at once: every command was
@@ -246,7 +242,7 @@ func TestExecutionHookTimeoutStopsTheCommand(t *testing.T) {
 	require.NotNil(t, s.Error)
 	assert.Equal(t, stagehandv1.HookErrorTimeout, s.Error.ErrorType)
 	assert.Contains(t, s.Error.Message, "was stopped")
-	f := strings.Fields(lastLineOf(s.Output))
+	f := strings.Fields(podstatus.LastLine(s.Output))
 	require.Len(t, f, 3, "the command's PIDs in %q", s.Output)
 	for _, p := range f[1:] {
 		pid, err := strconv.Atoi(p)
