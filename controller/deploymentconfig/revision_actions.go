@@ -123,7 +123,7 @@ func (c *Controller) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentCo
 // rollout long over, and it keeps a GET off the path from spec change to ReplicaSet.
 func (c *Controller) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet) (bool, error) {
 	// A retried revision's cache could still hold the pod of the run before the retry.
-	if _, retried := rs.Annotations[v1alpha1.RetriedAtAnnotation]; !retried && !revision.Cancelled(rs) {
+	if !revision.Retried(rs) && !revision.Cancelled(rs) {
 		cached, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
 		if err == nil && revision.IsDeployerPodOf(rs, cached) && cached.DeletionTimestamp == nil &&
 			podstatus.Finished(cached) {

@@ -22,10 +22,7 @@ import (
 // hooks in the order they started.
 func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 	var out []*treeNode
-	deployer := rs.Annotations[v1alpha1.DeployerPodAnnotation]
-	if deployer == "" {
-		deployer = v1alpha1.DeployerPodName(rs.Name)
-	}
+	deployer := revision.DeployerPod(rs)
 	number := rs.Labels[v1alpha1.RevisionLabel]
 	type hook struct {
 		created time.Time
@@ -38,7 +35,7 @@ func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 		case p.Name == deployer && p.Labels[v1alpha1.DeployerPodForLabel] == rs.Name:
 			found = true
 			n := runOncePodNode(p, "Deployer")
-			if p.Status.Phase == corev1.PodFailed && rs.Annotations[v1alpha1.StatusReasonAnnotation] != "" {
+			if p.Status.Phase == corev1.PodFailed && revision.StatusReasonText(rs) != "" {
 				n.info = []string{failureText(p, false)} // the revision's row gives its message
 			}
 			out = append(out, n)
