@@ -14,14 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
-	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
 const hookTimeout = 2 * time.Minute
@@ -101,18 +100,13 @@ func finished(h *stagehandv1.ExecutionHook) bool { return h.Status.Phase.IsTermi
 // nanos parses the "<start> <end>" nanosecond pair a command printed last.
 func nanos(t *testing.T, output string) (int64, int64) {
 	t.Helper()
-	f := strings.Fields(lastLineOf(output))
+	f := strings.Fields(podstatus.LastLine(output))
 	require.Len(t, f, 2, "output %q", output)
 	s, err := strconv.ParseInt(f[0], 10, 64)
 	require.NoError(t, err)
 	e, err := strconv.ParseInt(f[1], 10, 64)
 	require.NoError(t, err)
 	return s, e
-}
-
-func lastLineOf(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return lines[len(lines)-1]
 }
 
 // A hook over 3 pods × 2 containers runs its 6 commands at once: every command was
@@ -246,7 +240,7 @@ func TestExecutionHookTimeoutStopsTheCommand(t *testing.T) {
 	require.NotNil(t, s.Error)
 	assert.Equal(t, stagehandv1.HookErrorTimeout, s.Error.ErrorType)
 	assert.Contains(t, s.Error.Message, "was stopped")
-	f := strings.Fields(lastLineOf(s.Output))
+	f := strings.Fields(podstatus.LastLine(s.Output))
 	require.Len(t, f, 3, "the command's PIDs in %q", s.Output)
 	for _, p := range f[1:] {
 		pid, err := strconv.Atoi(p)
@@ -329,85 +323,6 @@ func TestExecutionHookFailsClearlyWithoutItsActionOrPods(t *testing.T) {
 	assert.Equal(t, stagehandv1.HookErrorNoPods, h.Status.Error.ErrorType)
 }
 
-// Admission refuses what cannot run: both selections, neither, an empty command, a
-// timeout out of range; each message names the field.
-func TestExecutionHookAdmission(t *testing.T) {
-	requireCluster(t)
-	ns := env.Namespace(t)
-	ctx := context.Background()
-	both := selectorHook("both", "a", "web")
-	both.Spec.PodSelection.PodContainerNamesList = []stagehandv1.PodContainerNames{{PodName: "web-0"}}
-	neither := selectorHook("neither", "a", "web")
-	neither.Spec.PodSelection.PodContainerSelector = nil
-	empty := selectorHook("empty", "a", "web")
-	empty.Spec.PodSelection.PodContainerSelector.PodSelector = &metav1.LabelSelector{}
-	for _, c := range []struct {
-		hook *stagehandv1.ExecutionHook
-		want string
-	}{
-		{both, "exactly one of podContainerNamesList and podContainerSelector"},
-		{neither, "exactly one of podContainerNamesList and podContainerSelector"},
-		{empty, "spec.podSelection.podContainerSelector.podSelector"},
-	} {
-		_, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, c.hook, dryRun)
-		require.Error(t, err, c.hook.Name)
-		assert.True(t, apierrors.IsInvalid(err), "%s: %v", c.hook.Name, err)
-		assert.Contains(t, err.Error(), c.want, c.hook.Name)
-	}
-	for _, c := range []struct {
-		name    string
-		command []string
-		timeout int64
-		want    string
-	}{
-		{"no-command", []string{}, 10, "action.exec.command"},
-		{"empty-program", []string{""}, 10, "must start with a program"},
-		{"too-long", []string{"true"}, 3601, "actionTimeoutSeconds"},
-		{"zero", []string{"true"}, 0, "actionTimeoutSeconds"},
-	} {
-		a := &stagehandv1.HookAction{ObjectMeta: metav1.ObjectMeta{Name: c.name},
-			Action: stagehandv1.Action{Exec: &stagehandv1.ExecAction{Command: c.command}}, ActionTimeoutSeconds: &c.timeout}
-		_, err := env.Stagehand.StagehandV1alpha1().HookActions(ns).Create(ctx, a, dryRun)
-		require.Error(t, err, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name)
-	}
-	// The spec cannot change once set.
-	hookAction(t, ns, "a", 10, "true")
-	h, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, selectorHook("fixed", "a", "nothing"), metav1.CreateOptions{})
-	require.NoError(t, err)
-	h.Spec.ActionName = "b"
-	_, err = env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).Update(ctx, h, metav1.UpdateOptions{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "immutable")
-}
-
-// Only a user who may exec into pods may create an ExecutionHook: stagehand-edit alone
-// is refused with a message naming pods/exec; with create on pods/exec it is allowed.
-func TestExecutionHookNeedsPodsExec(t *testing.T) {
-	requireCluster(t)
-	ns := env.Namespace(t)
-	ctx := context.Background()
-	user := "hook-editor"
-	bindEdit(t, ns, user)
-	_, sh := impersonating(t, user)
-	hook := selectorHook("h", "a", "web")
-	waitForPolicy(t, runCodePolicy, func() error {
-		_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
-		return err
-	})
-	_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
-	require.Error(t, err)
-	assert.True(t, apierrors.IsForbidden(err), "%v", err)
-	assert.Contains(t, err.Error(), "pods/exec")
-	assert.Contains(t, err.Error(), "ExecutionHook h")
-
-	grantPodsExec(t, ns, user)
-	require.Eventually(t, func() bool {
-		_, err := sh.StagehandV1alpha1().ExecutionHooks(ns).Create(ctx, hook, dryRun)
-		return err == nil
-	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the hook is allowed")
-}
-
 // kubectl stagehand exec run creates a hook and follows it; exec status prints a row per
 // pod × container, and -o json the object. A failing hook exits 1 with the reason.
 func TestCLIExecRunAndStatus(t *testing.T) {
@@ -436,251 +351,4 @@ func TestCLIExecRunAndStatus(t *testing.T) {
 	res = plugin(t, ns, "exec", "run", "flush")
 	assert.Equal(t, 2, res.ExitCode, "a usage mistake: %s", res)
 	assert.Contains(t, res.Stderr, "exactly one of -l SELECTOR and --pod NAME")
-}
-
-func dcExecHook(policy stagehandv1.LifecycleHookFailurePolicy, pods stagehandv1.ExecHookPods, timeout int64, script string) *stagehandv1.LifecycleHook {
-	return &stagehandv1.LifecycleHook{FailurePolicy: policy, Exec: &stagehandv1.ExecHook{
-		ContainerName: "app", Command: []string{"/bin/sh", "-c", script}, Pods: pods, TimeoutSeconds: &timeout}}
-}
-
-// executionHooksOf lists the ExecutionHooks of revision n of dc web, by name.
-func executionHooksOf(t *testing.T, ns string, n int) map[string]*stagehandv1.ExecutionHook {
-	t.Helper()
-	list, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).List(context.Background(), metav1.ListOptions{
-		LabelSelector: stagehandv1.ConfigLabel + "=web," + stagehandv1.RevisionLabel + "=" + strconv.Itoa(n)})
-	require.NoError(t, err)
-	out := map[string]*stagehandv1.ExecutionHook{}
-	for i := range list.Items {
-		out[list.Items[i].Name] = &list.Items[i]
-	}
-	return out
-}
-
-// A Rolling DC with a pre exec hook on the Old pods and a post exec hook on the New pods
-// runs each once per rollout, in the right pods (their output names the VERSION of the
-// template they run). On the first rollout the pre hook has no old pods and is skipped.
-func TestDeploymentConfigExecHooksRunInTheRightPods(t *testing.T) {
-	requireController(t)
-	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling)
-	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre:  dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsOld, 30, `echo "pre in version $VERSION"`),
-		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 30, `echo "post in version $VERSION"`),
-	}
-	s := env.Given(t).DeploymentConfig(dc)
-	s.When().Created().Then().RevisionPhase(1, complete)
-	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete)
-
-	first := executionHooksOf(t, s.NS, 1)
-	require.Contains(t, first, "web-1-hook-post")
-	assert.Equal(t, stagehandv1.HookErrorNoPods, first["web-1-hook-pre"].Status.Error.ErrorType, "no old pods on the first rollout")
-	second := executionHooksOf(t, s.NS, 2)
-	assert.Len(t, second, 2, "one hook per stage: %v", second)
-	for name, want := range map[string]string{"web-1-hook-post": "post in version 1"} {
-		checkEveryPod(t, first[name], 2, want)
-	}
-	for name, want := range map[string]string{"web-2-hook-pre": "pre in version 1", "web-2-hook-post": "post in version 2"} {
-		require.Contains(t, second, name)
-		checkEveryPod(t, second[name], 2, want)
-	}
-	assert.Contains(t, deployerLog(t, s.NS, "web-2"), "pre in version 1", "the deployer's log has the output")
-}
-
-// checkEveryPod asserts that h ran once in each of n pods, with output want.
-func checkEveryPod(t *testing.T, h *stagehandv1.ExecutionHook, n int, want string) {
-	t.Helper()
-	assert.Equal(t, stagehandv1.ExecutionHookComplete, h.Status.Phase, h.Name)
-	require.Len(t, h.Status.HookStatuses, n, h.Name)
-	for _, s := range h.Status.HookStatuses {
-		assert.Equal(t, int32(1), s.Attempts, "%s %s", h.Name, s.PodName)
-		assert.Equal(t, want, strings.TrimSpace(s.Output), "%s %s", h.Name, s.PodName)
-	}
-}
-
-// A failing post exec hook: Abort fails the revision with the container and its output
-// in the message and the previous revision serves; Ignore lets the rollout complete;
-// Retry runs a second ExecutionHook.
-func TestDeploymentConfigExecHookFailurePolicies(t *testing.T) {
-	requireController(t)
-	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
-	s := env.Given(t).DeploymentConfig(dc)
-	s.When().Created().Then().RevisionPhase(1, complete)
-
-	failing := `echo "cache flush failed in $VERSION"; exit 4`
-	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
-		framework.SetVersion(dc, 2)
-		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 2, failing)}
-	}).Then().RevisionPhase(2, failed)
-	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(context.Background(), "web-2", metav1.GetOptions{})
-	require.NoError(t, err)
-	msg := rs.Annotations[stagehandv1.StatusReasonAnnotation]
-	assert.Contains(t, msg, "exec hook web-2-hook-post failed")
-	assert.Contains(t, msg, "/app Error")
-	assert.Contains(t, msg, "cache flush failed in 2")
-	s.Then().RevisionReplicas(1, 1)
-
-	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
-		framework.SetVersion(dc, 3)
-		dc.Spec.Strategy.RollingParams.Post.FailurePolicy = stagehandv1.LifecycleHookFailurePolicyIgnore
-	}).Then().RevisionPhase(3, complete)
-
-	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
-		framework.SetVersion(dc, 4)
-		dc.Spec.Strategy.RollingParams.Post = dcExecHook(stagehandv1.LifecycleHookFailurePolicyRetry, stagehandv1.ExecHookPodsNew, 2, failing)
-		dc.Spec.Strategy.RollingParams.Post.Retry = &stagehandv1.RetryParams{MaxAttempts: 2,
-			Backoff: stagehandv1.RetryBackoff{InitialDelaySeconds: 1, MaxDelaySeconds: 1}}
-	}).Then().RevisionPhase(4, failed)
-	hooks := executionHooksOf(t, s.NS, 4)
-	assert.Contains(t, hooks, "web-4-hook-post")
-	assert.Contains(t, hooks, "web-4-hook-post-2", "Retry ran a second attempt")
-}
-
-// Admission refuses exec hooks that could select nothing, and names the field.
-func TestDeploymentConfigExecHookAdmission(t *testing.T) {
-	requireCluster(t)
-	ns := env.Namespace(t)
-	for name, c := range map[string]struct {
-		mutate func(*stagehandv1.DeploymentConfig)
-		want   string
-	}{
-		"new-in-pre": {func(dc *stagehandv1.DeploymentConfig) {
-			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-				Pre: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")}
-		}, "must be Old in a pre hook"},
-		"old-in-post": {func(dc *stagehandv1.DeploymentConfig) {
-			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-				Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsOld, 10, "true")}
-		}, "must be New in a post hook"},
-		"exec-at-mid": {func(dc *stagehandv1.DeploymentConfig) {
-			dc.Spec.Strategy.Type = stagehandv1.DeploymentStrategyTypeRecreate
-			dc.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{
-				Mid: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsAll, 10, "true")}
-		}, "an exec hook cannot run at mid"},
-		"unknown-container": {func(dc *stagehandv1.DeploymentConfig) {
-			h := dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")
-			h.Exec.ContainerName = "nope"
-			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{Post: h}
-		}, "spec.strategy.rollingParams.post.exec.containerName"},
-		"both-actions": {func(dc *stagehandv1.DeploymentConfig) {
-			h := dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")
-			h.ExecNewPod = &stagehandv1.ExecNewPodHook{ContainerName: "app", Command: []string{"true"}}
-			dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{Post: h}
-		}, "exactly one action"},
-	} {
-		dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
-		c.mutate(dc)
-		_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(context.Background(), dc, dryRun)
-		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), c.want, name)
-	}
-}
-
-// A user bound only to stagehand-edit may not add an exec hook to a DeploymentConfig;
-// the refusal names the field and pods/exec.
-func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
-	requireCluster(t)
-	ns := env.Namespace(t)
-	ctx := context.Background()
-	user := "dc-editor"
-	bindEdit(t, ns, user)
-	_, sh := impersonating(t, user)
-	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
-	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 10, "true")}
-	waitForPolicy(t, runCodePolicy, func() error {
-		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
-		return err
-	})
-	_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.post.exec runs commands inside running containers")
-	assert.Contains(t, err.Error(), "pods/exec")
-
-	grantPodsExec(t, ns, user)
-	require.Eventually(t, func() bool {
-		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
-		return err == nil
-	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the exec hook is allowed")
-}
-
-// bindEdit binds user to stagehand-edit in ns.
-func bindEdit(t *testing.T, ns, user string) {
-	t.Helper()
-	_, err := env.Kube.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "edit"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: stagehandEditClusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
-
-// grantPodsExec gives user create on pods/exec in ns.
-func grantPodsExec(t *testing.T, ns, user string) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "exec"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "exec"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
-
-// The deployer holds no pods/exec: it may create an ExecutionHook only as the exec hook
-// of a revision (label stagehand.dev/exec-hook-of), and the controller runs such a hook
-// only if it is exactly the exec hook of that revision's config snapshot, which the deployer
-// may not change. A custom strategy (which runs as the deployer) gains no exec.
-func TestDeployerCannotExecBeyondTheRevisionsExecHook(t *testing.T) {
-	requireController(t)
-	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
-	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 30, `echo "post hook"`)}
-	s := env.Given(t).DeploymentConfig(dc)
-	s.When().Created().Then().RevisionPhase(1, complete)
-	ctx := context.Background()
-	kube, sh := impersonating(t, "system:serviceaccount:"+s.NS+":"+stagehandv1.DeployerServiceAccountName)
-	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(ctx, "web-1", metav1.GetOptions{})
-	require.NoError(t, err)
-
-	// An ExecutionHook of its own: refused, it may not exec.
-	_, err = sh.StagehandV1alpha1().ExecutionHooks(s.NS).Create(ctx, selectorHook("mine", "a", "web"), dryRun)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "pods/exec")
-
-	// One that claims to be the revision's post hook, with another command: admitted, never run.
-	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}
-	labels := map[string]string{stagehandv1.ConfigLabel: "web", stagehandv1.RevisionLabel: "1",
-		stagehandv1.HookStageLabel: "post", stagehandv1.ExecHookOfLabel: rs.Name}
-	meta := metav1.ObjectMeta{Name: "web-1-hook-post-99", Labels: labels, OwnerReferences: owner}
-	_, err = sh.StagehandV1alpha1().HookActions(s.NS).Create(ctx, &stagehandv1.HookAction{ObjectMeta: meta,
-		Action: stagehandv1.Action{Exec: &stagehandv1.ExecAction{Command: []string{"/bin/sh", "-c", "echo pwned"}}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	forged := &stagehandv1.ExecutionHook{ObjectMeta: meta, Spec: stagehandv1.ExecutionHookSpec{ActionName: meta.Name,
-		PodSelection: stagehandv1.PodSelection{PodContainerSelector: &stagehandv1.PodContainerSelector{
-			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, ContainerList: []string{"app"}}}}}
-	_, err = sh.StagehandV1alpha1().ExecutionHooks(s.NS).Create(ctx, forged, metav1.CreateOptions{})
-	require.NoError(t, err, "the policy lets the deployer create a revision's exec hook")
-	h := waitHook(t, s.NS, meta.Name, "finished", finished)
-	assert.Equal(t, stagehandv1.ExecutionHookFailed, h.Status.Phase)
-	require.NotNil(t, h.Status.Error)
-	assert.Equal(t, stagehandv1.HookErrorForbidden, h.Status.Error.ErrorType)
-	assert.Contains(t, h.Status.Error.Message, "not the revision's exec hook's")
-	assert.Empty(t, h.Status.HookStatuses, "nothing ran")
-
-	// And it may not rewrite the snapshot to make its command the revision's.
-	waitForPolicy(t, revisionSnapshotPolicy, func() error {
-		latest, err := kube.AppsV1().ReplicaSets(s.NS).Get(ctx, rs.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		latest.Annotations[stagehandv1.ConfigSnapshotAnnotation] = strings.Replace(
-			latest.Annotations[stagehandv1.ConfigSnapshotAnnotation], "post hook", "pwned", 1)
-		_, err = kube.AppsV1().ReplicaSets(s.NS).Update(ctx, latest, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err
-	})
 }

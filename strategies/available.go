@@ -37,7 +37,7 @@ func CountPods(pods []*corev1.Pod, minReadySeconds int32, now time.Time) PodCoun
 	var c PodCounts
 	for _, pod := range pods {
 		c.Pods++
-		finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		finished := podstatus.Finished(pod)
 		if pod.DeletionTimestamp == nil && !finished {
 			c.Active++
 		}

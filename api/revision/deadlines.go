@@ -12,8 +12,17 @@ import (
 // the SDK's waits in a custom flow are bounded too.
 func Timeout(s *v1alpha1.DeploymentStrategy) time.Duration {
 	seconds := v1alpha1.StrategyTimeoutSeconds(s)
-	if seconds <= 0 {
-		seconds = v1alpha1.DefaultTimeoutSeconds
+	return TimeoutFrom(&seconds)
+}
+
+// TimeoutFrom is Timeout for a strategy that holds its params: timeoutSeconds, or
+// v1alpha1.DefaultTimeoutSeconds when it is unset or not above 0. The CRD admits only 1
+// and up (Minimum=1) and defaults it to 600, so the default matters only for params
+// built in code, such as a custom strategy's or a test's.
+func TimeoutFrom(timeoutSeconds *int64) time.Duration {
+	seconds := v1alpha1.DefaultTimeoutSeconds
+	if timeoutSeconds != nil && *timeoutSeconds > 0 {
+		seconds = *timeoutSeconds
 	}
 	return time.Duration(seconds) * time.Second
 }

@@ -58,7 +58,7 @@ func New(dc *v1alpha1.DeploymentConfig, n int64) (*appsv1.ReplicaSet, error) {
 			Annotations: map[string]string{
 				v1alpha1.PhaseAnnotation:           string(v1alpha1.RevisionPhaseNew),
 				v1alpha1.ConfigSnapshotAnnotation:  string(snapshot),
-				v1alpha1.DesiredReplicasAnnotation: strconv.FormatInt(int64(ConfigReplicas(dc)), 10),
+				v1alpha1.DesiredReplicasAnnotation: FormatDesiredReplicas(ConfigReplicas(dc)),
 				v1alpha1.DeployerPodAnnotation:     v1alpha1.DeployerPodName(name),
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, ConfigKind)},

@@ -1,6 +1,8 @@
 package revision
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -19,4 +21,23 @@ func RequestPending(r *v1alpha1.RolloutRequest, dc *v1alpha1.DeploymentConfig, l
 		return true
 	}
 	return latest != nil && Phase(latest) == v1alpha1.RevisionPhaseFailed && latest.Annotations[v1alpha1.RequestAnnotation] != r.ID
+}
+
+// Retried reports whether the revision was ever run again by a Retry request: it carries
+// the retried-at annotation.
+func Retried(rs *appsv1.ReplicaSet) bool {
+	_, ok := rs.Annotations[v1alpha1.RetriedAtAnnotation]
+	return ok
+}
+
+// RetriedAt is when the last Retry reset the revision to New, from its retried-at
+// annotation; ok is false when it was never retried or the annotation does not parse.
+func RetriedAt(rs *appsv1.ReplicaSet) (at time.Time, ok bool) {
+	at, err := time.Parse(time.RFC3339, rs.Annotations[v1alpha1.RetriedAtAnnotation])
+	return at, err == nil
+}
+
+// FormatRetriedAt renders t for the retried-at annotation: RFC 3339, in UTC, to the second.
+func FormatRetriedAt(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
 }

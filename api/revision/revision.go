@@ -61,6 +61,32 @@ func Cause(rs *appsv1.ReplicaSet) v1alpha1.DeploymentCauseType {
 	return v1alpha1.DeploymentCauseType(rs.Annotations[v1alpha1.CauseAnnotation])
 }
 
+// imageTriggerArrow separates the watched tag from the pinned image in the image-trigger
+// annotation.
+const imageTriggerArrow = " -> "
+
+// FormatImageTrigger renders the image-trigger annotation of a revision that an image
+// change caused: "<watched tag> -> <pinned image>".
+func FormatImageTrigger(tag, image string) string {
+	return tag + imageTriggerArrow + image
+}
+
+// CauseText says why the revision was created, for people: its cause, "Rollback to <n>"
+// for a rollback and "ImageChange <watched tag>" for an image change; "" when it has no
+// cause annotation.
+func CauseText(rs *appsv1.ReplicaSet) string {
+	cause := Cause(rs)
+	to, trigger := rs.Annotations[v1alpha1.RollbackToAnnotation], rs.Annotations[v1alpha1.ImageTriggerAnnotation]
+	switch {
+	case cause == v1alpha1.DeploymentCauseRollback && to != "":
+		return string(cause) + " to " + to
+	case cause == v1alpha1.DeploymentCauseImageChange && trigger != "":
+		tag, _, _ := strings.Cut(trigger, imageTriggerArrow)
+		return string(cause) + " " + tag
+	}
+	return string(cause)
+}
+
 // Snapshot decodes the spec that the revision runs, from its config-snapshot annotation.
 func Snapshot(rs *appsv1.ReplicaSet) (*v1alpha1.DeploymentConfigSpec, error) {
 	raw, ok := rs.Annotations[v1alpha1.ConfigSnapshotAnnotation]
@@ -83,6 +109,27 @@ func DesiredReplicas(rs *appsv1.ReplicaSet) (int32, error) {
 		return 0, fmt.Errorf("revision %s has no valid %s annotation (have %q, want a number ≥ 0)", rs.Name, v1alpha1.DesiredReplicasAnnotation, raw)
 	}
 	return int32(n), nil
+}
+
+// FormatDesiredReplicas renders n for the desired-replicas annotation.
+func FormatDesiredReplicas(n int32) string {
+	return strconv.FormatInt(int64(n), 10)
+}
+
+// DeployerPod is the name of the revision's deployer pod, from its deployer-pod
+// annotation, or v1alpha1.DeployerPodName for a revision without one.
+func DeployerPod(rs *appsv1.ReplicaSet) string {
+	if name := rs.Annotations[v1alpha1.DeployerPodAnnotation]; name != "" {
+		return name
+	}
+	return v1alpha1.DeployerPodName(rs.Name)
+}
+
+// StatusReasonText is the status-reason annotation whole, "<Reason>: <message>" as
+// FormatStatusReason wrote it, or "" when the revision has none: the outcome of a
+// terminal revision, for people.
+func StatusReasonText(rs *appsv1.ReplicaSet) string {
+	return rs.Annotations[v1alpha1.StatusReasonAnnotation]
 }
 
 // StatusReason splits the status-reason annotation into its reason and message.

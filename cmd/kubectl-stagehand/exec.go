@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -203,20 +204,9 @@ func printHookStatus(out io.Writer, h *v1alpha1.ExecutionHook) {
 		if s.Error != nil {
 			errType = string(s.Error.ErrorType)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", s.PodName, s.ContainerName, s.Attempts, result, errType, orDash(lastOutputLine(s.Output)))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", s.PodName, s.ContainerName, s.Attempts, result, errType, orDash(podstatus.TruncateStart(podstatus.LastLine(s.Output), 80)))
 	}
 	_ = w.Flush()
-}
-
-func lastOutputLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
 }
 
 func orDash(s string) string {

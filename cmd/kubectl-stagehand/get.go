@@ -299,7 +299,7 @@ func (e *getUntil) check(o *tree.Objects) (bool, error) {
 	case v1alpha1.RevisionPhaseComplete:
 		return true, nil
 	case v1alpha1.RevisionPhaseFailed:
-		return true, &rollout.RolloutFailed{RevisionName: latest.Name, Reason: latest.Annotations[v1alpha1.StatusReasonAnnotation]}
+		return true, &rollout.RolloutFailed{RevisionName: latest.Name, Reason: revision.StatusReasonText(latest)}
 	}
 	return false, nil
 }

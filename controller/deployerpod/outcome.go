@@ -49,12 +49,7 @@ func podOutcome(pod *corev1.Pod) v1alpha1.TerminationMessage {
 		}
 		return v1alpha1.TerminationMessage{Reason: v1alpha1.ReasonDeadlineExceeded, Message: msg}
 	}
-	var state *corev1.ContainerStateTerminated
-	for i := range pod.Status.ContainerStatuses {
-		if cs := pod.Status.ContainerStatuses[i]; cs.Name == v1alpha1.DeployerContainerName {
-			state = cs.State.Terminated
-		}
-	}
+	state := podstatus.Terminated(pod, v1alpha1.DeployerContainerName)
 	if pod.Status.Phase == corev1.PodSucceeded {
 		m := v1alpha1.TerminationMessage{Reason: v1alpha1.ReasonCompleted}
 		if state != nil && strings.TrimSpace(state.Message) != "" {

@@ -63,7 +63,7 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 			return true, nil
 		}
 	}
-	if wait := finishedAt(pod).Add(proofGrace).Sub(c.now()); wait > 0 {
+	if wait := podstatus.FinishedAt(pod, v1alpha1.DeployerContainerName).Add(proofGrace).Sub(c.now()); wait > 0 {
 		return false, plumbing.RequeueAfter(min(wait, 2*time.Second),
 			fmt.Sprintf("the deployer exited 0; waiting for %s to show %d available replicas", rs.Name, desired))
 	}
@@ -110,19 +110,6 @@ func (c *Controller) availablePods(ctx context.Context, rs *appsv1.ReplicaSet) (
 		}
 	}
 	return n, nil
-}
-
-// finishedAt is when the deployer container terminated; the pod's start when unknown.
-func finishedAt(pod *corev1.Pod) time.Time {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == v1alpha1.DeployerContainerName && cs.State.Terminated != nil {
-			return cs.State.Terminated.FinishedAt.Time
-		}
-	}
-	if pod.Status.StartTime != nil {
-		return pod.Status.StartTime.Time
-	}
-	return pod.CreationTimestamp.Time
 }
 
 // nameTaken fails a revision whose deployer pod name is held by a pod that it does not

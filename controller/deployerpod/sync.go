@@ -191,15 +191,14 @@ func (c *Controller) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.Dep
 // DeploymentConfig's Progressing condition and kubectl stagehand get say it (DESIGN.md §4,
 // invariant 7). The next phase transition removes it.
 func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, msg string) error {
-	value := revision.FormatStatusReason(v1alpha1.ReasonDeployerPodWaiting, msg)
-	if rs.Annotations[v1alpha1.WaitingAnnotation] == value {
+	if reason, message := revision.Waiting(rs); reason == v1alpha1.ReasonDeployerPodWaiting && message == msg {
 		return nil
 	}
 	marked := rs.DeepCopy()
 	if marked.Annotations == nil {
 		marked.Annotations = map[string]string{}
 	}
-	marked.Annotations[v1alpha1.WaitingAnnotation] = value
+	marked.Annotations[v1alpha1.WaitingAnnotation] = revision.FormatStatusReason(v1alpha1.ReasonDeployerPodWaiting, msg)
 	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, marked, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("recording what revision %s waits for: %w", rs.Name, err)
@@ -248,7 +247,7 @@ func (c *Controller) deployerPodMissing(ctx context.Context, key string, dc *v1a
 // runStart is when the revision's current run started: its creation, or its last retry.
 func runStart(rs *appsv1.ReplicaSet) time.Time {
 	start := rs.CreationTimestamp.Time
-	if at, err := time.Parse(time.RFC3339, rs.Annotations[v1alpha1.RetriedAtAnnotation]); err == nil && at.After(start) {
+	if at, ok := revision.RetriedAt(rs); ok && at.After(start) {
 		return at
 	}
 	return start

@@ -92,7 +92,7 @@ func (c revisionCause) annotate(annotations map[string]string) {
 		annotations[v1alpha1.RollbackToAnnotation] = strconv.FormatInt(c.RollbackTo, 10)
 	}
 	if c.ImageFrom != "" {
-		annotations[v1alpha1.ImageTriggerAnnotation] = c.ImageFrom + " -> " + c.ImageTo
+		annotations[v1alpha1.ImageTriggerAnnotation] = revision.FormatImageTrigger(c.ImageFrom, c.ImageTo)
 	}
 }
 
@@ -143,7 +143,7 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	reset := rs.DeepCopy()
 	reset.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseNew)
 	reset.Annotations[v1alpha1.RequestAnnotation] = req.ID
-	reset.Annotations[v1alpha1.RetriedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
+	reset.Annotations[v1alpha1.RetriedAtAnnotation] = revision.FormatRetriedAt(time.Now())
 	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
 	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
@@ -122,10 +123,10 @@ func (c *Controller) stopRevision(ctx context.Context, dc *v1alpha1.DeploymentCo
 // rollout long over, and it keeps a GET off the path from spec change to ReplicaSet.
 func (c *Controller) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet) (bool, error) {
 	// A retried revision's cache could still hold the pod of the run before the retry.
-	if _, retried := rs.Annotations[v1alpha1.RetriedAtAnnotation]; !retried && !revision.Cancelled(rs) {
+	if !revision.Retried(rs) && !revision.Cancelled(rs) {
 		cached, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.DeployerPodName(rs.Name))
 		if err == nil && revision.IsDeployerPodOf(rs, cached) && cached.DeletionTimestamp == nil &&
-			(cached.Status.Phase == corev1.PodSucceeded || cached.Status.Phase == corev1.PodFailed) {
+			podstatus.Finished(cached) {
 			return true, nil
 		}
 	}
@@ -139,7 +140,7 @@ func (c *Controller) deployerSettled(ctx context.Context, rs *appsv1.ReplicaSet)
 	if !revision.IsDeployerPodOf(rs, pod) {
 		return true, nil // a pod of that name that is not Stagehand's is never touched
 	}
-	finished := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	finished := podstatus.Finished(pod)
 	if finished && !revision.Cancelled(rs) && pod.DeletionTimestamp == nil {
 		return true, nil
 	}
@@ -161,5 +162,5 @@ func (c *Controller) deployerFinishedInCache(rs *appsv1.ReplicaSet) bool {
 	if !revision.IsDeployerPodOf(rs, pod) {
 		return true
 	}
-	return pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+	return pod.DeletionTimestamp == nil && podstatus.Finished(pod)
 }

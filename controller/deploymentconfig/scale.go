@@ -3,7 +3,6 @@ package deploymentconfig
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,17 +36,19 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 	active := revision.NewestComplete(revs)
 	for _, rs := range revs {
 		want := replicaTargets(dc, revs)[rs.Name]
-		wantAnnotation := rs.Annotations[v1alpha1.DesiredReplicasAnnotation]
+		// The active revision's desired-replicas annotation follows spec.replicas; the
+		// others keep theirs.
+		desiredStale := false
 		if rs == active && !dc.Spec.Test {
-			wantAnnotation = strconv.FormatInt(int64(want), 10)
+			desired, err := revision.DesiredReplicas(rs)
+			desiredStale = err != nil || desired != want
 		}
 		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs)
 		asked := v1alpha1.HasDeferScaleDownRequest(rs)
-		if deferred && v1alpha1.DeferScaleDownRequestIs(rs, want) &&
-			rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
+		if deferred && v1alpha1.DeferScaleDownRequestIs(rs, want) && !desiredStale {
 			continue // the DeferPolicy controller lowers the replicas once the steps have run
 		}
-		if !deferred && !asked && rsReplicas(rs) == want && rs.Annotations[v1alpha1.DesiredReplicasAnnotation] == wantAnnotation {
+		if !deferred && !asked && rsReplicas(rs) == want && !desiredStale {
 			continue
 		}
 		scaled := rs.DeepCopy()
@@ -60,7 +61,9 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			v1alpha1.ClearDeferScaleDownRequest(scaled)
 			scaled.Spec.Replicas = &want
 		}
-		scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = wantAnnotation
+		if desiredStale {
+			scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = revision.FormatDesiredReplicas(want)
+		}
 		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions())
 		if err != nil {
 			return fmt.Errorf("scaling revision %s to %d: %w", rs.Name, want, err)

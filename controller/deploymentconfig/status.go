@@ -76,7 +76,7 @@ func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (meta
 				c.Reason = v1alpha1.ReasonRolloutCancelled
 			}
 			c.Message = fmt.Sprintf("revision %s failed", latest.Name)
-			if s := latest.Annotations[v1alpha1.StatusReasonAnnotation]; s != "" {
+			if s := revision.StatusReasonText(latest); s != "" {
 				c.Message = fmt.Sprintf("revision %s: %s", latest.Name, s)
 			}
 		default:

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -42,7 +43,7 @@ func podEnded(pod *corev1.Pod) *v1alpha1.HookError {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return hookError(v1alpha1.HookErrorPodGone, "PodTerminating", fmt.Sprintf("pod %s is being deleted", pod.Name))
-	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+	case podstatus.Finished(pod):
 		return hookError(v1alpha1.HookErrorPodNotRunning, "PodFinished", fmt.Sprintf("pod %s has finished (phase %s)", pod.Name, pod.Status.Phase))
 	}
 	return nil
@@ -99,7 +100,7 @@ func (r *run) attempt(ctx context.Context, deadline time.Time, ns, pod, containe
 	res.exitCode = ptrTo(int32(code))
 	if code != 0 {
 		res.err = hookError(v1alpha1.HookErrorError, "NonZeroExit", fmt.Sprintf("the command exited with code %d", code))
-		if last := lastLine(res.output); last != "" {
+		if last := podstatus.LastLine(res.output); last != "" {
 			res.err.Message += ": " + last
 		}
 	}

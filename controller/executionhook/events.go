@@ -4,12 +4,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 func (c *Controller) eventContainerFailed(hook *v1alpha1.ExecutionHook, pod, container string, herr *v1alpha1.HookError, output string) {
 	last := ""
-	if l := lastLine(output); l != "" {
+	if l := podstatus.LastLine(output); l != "" {
 		last = "; last output: " + l
 	}
 	c.recorder.Eventf(hook, corev1.EventTypeWarning, v1alpha1.EventExecutionHookContainerFailed, v1alpha1.MsgExecutionHookContainerFailed,

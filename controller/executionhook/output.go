@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 )
 
 // The output kept of an attempt: its last lines, bounded in lines and in bytes.
@@ -71,8 +73,5 @@ func (t *outputTail) String() string {
 	if lines := strings.Split(s, "\n"); len(lines) > tailLines {
 		s = strings.Join(lines[len(lines)-tailLines:], "\n")
 	}
-	if len(s) > tailBytes {
-		s = s[len(s)-tailBytes:]
-	}
-	return strings.ToValidUTF8(s, "")
+	return strings.ToValidUTF8(podstatus.Tail(s, tailBytes), "")
 }

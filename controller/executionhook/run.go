@@ -3,7 +3,6 @@ package executionhook
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -268,14 +267,6 @@ func lastError(st v1alpha1.ContainerExecutionHookStatus, deadline time.Time) *v1
 
 func hookError(t v1alpha1.HookErrorType, reason, msg string) *v1alpha1.HookError {
 	return &v1alpha1.HookError{ErrorType: t, Reason: reason, Message: msg, Timestamp: now()}
-}
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

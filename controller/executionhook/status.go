@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -87,7 +88,7 @@ func (r *run) endUnwritable(ctx context.Context, cause error) error {
 	r.ended = true
 	r.halt()
 	msg := fmt.Sprintf("the hook's status could not be written, so the hook was ended: %v", cause)
-	msg = cutMessage(msg, v1alpha1.MaxEntryMessageBytes)
+	msg = podstatus.TruncateStart(msg, v1alpha1.MaxEntryMessageBytes)
 	r.mu.Lock()
 	hook := r.hook.DeepCopy()
 	r.mu.Unlock()
@@ -97,7 +98,7 @@ func (r *run) endUnwritable(ctx context.Context, cause error) error {
 		e.Output = ""
 		if e.Error != nil {
 			e.Error = e.Error.DeepCopy()
-			e.Error.Message = cutMessage(e.Error.Message, 64)
+			e.Error.Message = podstatus.TruncateStart(e.Error.Message, 64)
 		}
 		if e.Succeed == nil {
 			e.Succeed, e.CompletionTime = ptrTo(false), now()
@@ -132,32 +133,12 @@ func boundStatus(st *v1alpha1.ExecutionHookStatus) {
 	output, message := v1alpha1.EntryTextBounds(len(st.HookStatuses))
 	for i := range st.HookStatuses {
 		e := &st.HookStatuses[i]
-		e.Output = cutOutput(e.Output, output)
+		e.Output = strings.ToValidUTF8(podstatus.Tail(e.Output, output), "")
 		if e.Error != nil && len(e.Error.Message) > message {
 			e.Error = e.Error.DeepCopy() // the caller may still hold it for an event
-			e.Error.Message = cutMessage(e.Error.Message, message)
+			e.Error.Message = podstatus.TruncateStart(e.Error.Message, message)
 		}
 	}
-}
-
-// cutOutput keeps the last n bytes of s, as valid UTF-8.
-func cutOutput(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[len(s)-n:], "")
-}
-
-// cutMessage keeps the first n bytes of s, as valid UTF-8, ending in "..." when cut.
-func cutMessage(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const more = "..."
-	if n <= len(more) {
-		return strings.ToValidUTF8(s[:n], "")
-	}
-	return strings.ToValidUTF8(s[:n-len(more)], "") + more
 }
 
 // setSummary writes "<succeeded>/<selected>".

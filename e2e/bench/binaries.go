@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
@@ -178,7 +179,7 @@ func firstCall(ctx context.Context, env *framework.Env, binary string) (float64,
 	select {
 	case <-arrived:
 	case err := <-exited:
-		return 0, "", fmt.Errorf("the deployer exited (%v) before any API call: %s", err, lastLine(out.String()))
+		return 0, "", fmt.Errorf("the deployer exited (%v) before any API call: %s", err, podstatus.LastLine(strings.TrimSpace(out.String())))
 	case <-runCtx.Done():
 		return 0, "", fmt.Errorf("no API call within %s", firstCallLimit)
 	}
@@ -192,11 +193,6 @@ func firstCall(ctx context.Context, env *framework.Env, binary string) (float64,
 		_ = err // stopped by the cancel, as meant
 	}
 	return float64(at.Sub(start).Microseconds()) / 1000, first, nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // peakRSS rolls out a Rolling DeploymentConfig of rssReplicas replicas o.rounds times and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -166,7 +167,10 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	if err := f.hookEvents(ctx, st.DC, rs); err != nil {
 		return false, err
 	}
-	desired := rs.Annotations[v1alpha1.DesiredReplicasAnnotation]
+	desired := "?"
+	if n, err := revision.DesiredReplicas(rs); err == nil {
+		desired = strconv.Itoa(int(n))
+	}
 	ready := fmt.Sprintf("%d of %s pods ready", rs.Status.ReadyReplicas, desired)
 	if phase == v1alpha1.RevisionPhaseRunning && ready != f.ready {
 		f.ready = ready
@@ -181,7 +185,7 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 		fmt.Fprintf(f.out, "revision %s is complete: %s\n", rs.Name, ready)
 		return true, nil
 	case v1alpha1.RevisionPhaseFailed:
-		return true, &RolloutFailed{RevisionName: rs.Name, Reason: rs.Annotations[v1alpha1.StatusReasonAnnotation]}
+		return true, &RolloutFailed{RevisionName: rs.Name, Reason: revision.StatusReasonText(rs)}
 	}
 	return false, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,7 +42,7 @@ func (c *Client) History(ctx context.Context, name string) ([]HistoryEntry, erro
 			Revision: n,
 			Name:     rs.Name,
 			Phase:    string(revision.Phase(rs)),
-			Reason:   rs.Annotations[v1alpha1.StatusReasonAnnotation],
+			Reason:   revision.StatusReasonText(rs),
 			Cause:    causeText(rs.Annotations),
 			Images:   images(rs.Spec.Template.Spec.Containers),
 			Created:  rs.CreationTimestamp,
@@ -54,20 +55,12 @@ func (c *Client) History(ctx context.Context, name string) ([]HistoryEntry, erro
 	return out, nil
 }
 
-// causeText renders a revision's cause annotations.
+// causeText renders a revision's cause annotations: revision.CauseText, or "unknown".
 func causeText(annotations map[string]string) string {
-	cause := annotations[v1alpha1.CauseAnnotation]
-	if cause == "" {
-		cause = "unknown"
+	if cause := revision.CauseText(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}); cause != "" {
+		return cause
 	}
-	if to := annotations[v1alpha1.RollbackToAnnotation]; cause == string(v1alpha1.DeploymentCauseRollback) && to != "" {
-		cause += " to " + to
-	}
-	if image := annotations[v1alpha1.ImageTriggerAnnotation]; cause == string(v1alpha1.DeploymentCauseImageChange) && image != "" {
-		from, _, _ := strings.Cut(image, " -> ")
-		cause += " " + from
-	}
-	return cause
+	return "unknown"
 }
 
 func images(containers []corev1.Container) []string {

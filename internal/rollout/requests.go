@@ -136,7 +136,7 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 			}
 			return refused("no rollout of %s is in progress: %s", st.Name(), what)
 		}
-		if rs.Annotations[v1alpha1.CancelledAnnotation] == "true" {
+		if revision.Cancelled(rs) {
 			return nil
 		}
 		rs = rs.DeepCopy()

@@ -287,7 +287,7 @@ func revisionNode(rs *appsv1.ReplicaSet, active bool) *treeNode {
 	switch phase {
 	case v1alpha1.RevisionPhaseFailed:
 		node.mark = markFailed
-		if reason := rs.Annotations[v1alpha1.StatusReasonAnnotation]; reason != "" {
+		if reason := revision.StatusReasonText(rs); reason != "" {
 			node.info = append(node.info, reason)
 		}
 	case v1alpha1.RevisionPhaseComplete:
@@ -310,17 +310,10 @@ func revisionNode(rs *appsv1.ReplicaSet, active bool) *treeNode {
 
 // revisionCause is ConfigChange, Manual, "Rollback to N" or "ImageChange <tag>".
 func revisionCause(rs *appsv1.ReplicaSet) string {
-	cause := string(revision.Cause(rs))
-	switch {
-	case cause == "":
-		return "cause unknown"
-	case cause == string(v1alpha1.DeploymentCauseRollback) && rs.Annotations[v1alpha1.RollbackToAnnotation] != "":
-		return cause + " to " + rs.Annotations[v1alpha1.RollbackToAnnotation]
-	case cause == string(v1alpha1.DeploymentCauseImageChange) && rs.Annotations[v1alpha1.ImageTriggerAnnotation] != "":
-		tag, _, _ := strings.Cut(rs.Annotations[v1alpha1.ImageTriggerAnnotation], " -> ")
-		return cause + " " + tag
+	if cause := revision.CauseText(rs); cause != "" {
+		return cause
 	}
-	return cause
+	return "cause unknown"
 }
 
 // imagesText is the image of a single container, or container=image for each of several.

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
@@ -21,10 +22,7 @@ import (
 // hooks in the order they started.
 func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 	var out []*treeNode
-	deployer := rs.Annotations[v1alpha1.DeployerPodAnnotation]
-	if deployer == "" {
-		deployer = v1alpha1.DeployerPodName(rs.Name)
-	}
+	deployer := revision.DeployerPod(rs)
 	number := rs.Labels[v1alpha1.RevisionLabel]
 	type hook struct {
 		created time.Time
@@ -37,7 +35,7 @@ func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 		case p.Name == deployer && p.Labels[v1alpha1.DeployerPodForLabel] == rs.Name:
 			found = true
 			n := runOncePodNode(p, "Deployer")
-			if p.Status.Phase == corev1.PodFailed && rs.Annotations[v1alpha1.StatusReasonAnnotation] != "" {
+			if p.Status.Phase == corev1.PodFailed && revision.StatusReasonText(rs) != "" {
 				n.info = []string{failureText(p, false)} // the revision's row gives its message
 			}
 			out = append(out, n)
@@ -145,23 +143,18 @@ func failureText(p *corev1.Pod, withMessage bool) string {
 	if p.Status.Reason != "" {
 		return strings.TrimSpace(p.Status.Reason + ": " + p.Status.Message)
 	}
-	for _, statuses := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for _, s := range statuses {
-			t := s.State.Terminated
-			if t == nil || t.ExitCode == 0 {
-				continue
-			}
-			text := fmt.Sprintf("exit code %d", t.ExitCode)
-			if t.Reason != "" {
-				text += " (" + t.Reason + ")"
-			}
-			if msg := terminationText(t.Message); msg != "" && withMessage {
-				text += ": " + msg
-			}
-			return text
-		}
+	t := podstatus.FailedContainer(p)
+	if t == nil {
+		return "no reason recorded"
 	}
-	return "no reason recorded"
+	text := fmt.Sprintf("exit code %d", t.ExitCode)
+	if t.Reason != "" {
+		text += " (" + t.Reason + ")"
+	}
+	if msg := terminationText(t.Message); msg != "" && withMessage {
+		text += ": " + msg
+	}
+	return text
 }
 
 // terminationText is the deployer's "Reason: message", or the last line of a log tail.
@@ -171,18 +164,11 @@ func terminationText(msg string) string {
 	if strings.HasPrefix(msg, "{") && json.Unmarshal([]byte(msg), &tm) == nil && tm.Reason != "" {
 		return revision.FormatStatusReason(tm.Reason, tm.Message)
 	}
-	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-		msg = msg[i+1:]
-	}
-	return shorten(msg, 120)
+	return podstatus.TruncateStart(podstatus.LastLine(msg), maxInfoText)
 }
 
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// maxInfoText is the most bytes of a pod's or hook's message that a row shows.
+const maxInfoText = 120
 
 // execHookNode is an ExecutionHook of an exec lifecycle hook: phase, summary, failure.
 func execHookNode(h *v1alpha1.ExecutionHook) *treeNode {
@@ -217,7 +203,7 @@ func hookErrorText(e *v1alpha1.HookError) string {
 	if e.Message == "" {
 		return string(e.ErrorType)
 	}
-	return string(e.ErrorType) + ": " + shorten(e.Message, 120)
+	return string(e.ErrorType) + ": " + podstatus.TruncateStart(e.Message, maxInfoText)
 }
 
 // podNodes are the application pods of revision rs (not its deployer or hook pods), by

@@ -3,10 +3,10 @@ package recreate
 import (
 	"context"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -78,7 +78,7 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 		return err
 	}
 	scaler := &strategies.Scaler{Clients: r.clients, Tracker: tracker, Out: r.out, MinReadySeconds: r.minReadySeconds}
-	timeout := time.Duration(ptrOr(r.params.TimeoutSeconds, v1alpha1.DefaultTimeoutSeconds)) * time.Second
+	timeout := revision.TimeoutFrom(r.params.TimeoutSeconds)
 
 	if err := r.hooks.Run(ctx, strategies.StagePre, r.params.Pre); err != nil {
 		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
@@ -126,11 +126,4 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 		return fmt.Errorf("running the post hook of %s: %w", to.Name, err)
 	}
 	return nil
-}
-
-func ptrOr(v *int64, def int64) int64 {
-	if v == nil {
-		return def
-	}
-	return *v
 }

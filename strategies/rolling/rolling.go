@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -55,7 +56,7 @@ func (r *Rolling) WithUntil(until strategies.Until) *Rolling {
 // run, it continues from the replicas it finds; a hook that already succeeded for the
 // revision is not run again.
 func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
-	timeout := seconds(r.params.TimeoutSeconds, v1alpha1.DefaultTimeoutSeconds)
+	timeout := revision.TimeoutFrom(r.params.TimeoutSeconds)
 	if r.until.Stage == strategies.StageMid {
 		return strategies.Invalidf("--until=mid: the Rolling strategy has no mid hook; use pre or a percentage")
 	}
