@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -137,3 +138,42 @@ func FirstSelecting(policies []*DeferPolicy, when DeferWhen, set map[string]stri
 	}
 	return matched[0], others
 }
+
+// HasDeferRun reports whether obj (a pod) carries a defer run record, ended or not.
+func HasDeferRun(obj metav1.Object) bool { return obj.GetAnnotations()[DeferRunAnnotation] != "" }
+
+// SetDeferRun writes run onto pod's annotations: the record and its progress. pod must
+// be a copy of the cached pod.
+func SetDeferRun(pod metav1.Object, run *DeferRun) {
+	a := pod.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[DeferRunAnnotation] = run.Encode()
+	a[DeferProgressAnnotation] = run.Progress()
+	pod.SetAnnotations(a)
+}
+
+// DeferProgressOf is pod's "<finished steps>/<steps>", or "" when it has no run.
+func DeferProgressOf(obj metav1.Object) string { return obj.GetAnnotations()[DeferProgressAnnotation] }
+
+// DeferReleased reports whether someone released pod from its defer run (kubectl
+// stagehand defer release).
+func DeferReleased(obj metav1.Object) bool {
+	_, ok := obj.GetAnnotations()[DeferReleasedAnnotation]
+	return ok
+}
+
+// MarkDeferReleased records on pod (a copy) that it was released from its defer run at.
+func MarkDeferReleased(pod metav1.Object, at time.Time) {
+	a := pod.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[DeferReleasedAnnotation] = at.UTC().Format(time.RFC3339)
+	pod.SetAnnotations(a)
+}
+
+// DeferStepFor is the name of the pod that the step pod sp runs for, or "" when sp is no
+// step pod.
+func DeferStepFor(sp metav1.Object) string { return sp.GetAnnotations()[DeferStepForAnnotation] }

@@ -2,9 +2,11 @@ package v1alpha1
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -77,4 +79,28 @@ func TestDeferControllerPodsCachesWhatPoliciesSelectAndTheSteps(t *testing.T) {
 		assert.False(t, sel.Matches(set), name)
 		assert.True(t, IsStagehandRunOncePod(set), name+": left out only because no policy selects it")
 	}
+}
+
+func TestDeferRecordAccessors(t *testing.T) {
+	pod := &corev1.Pod{}
+	assert.False(t, HasDeferRun(pod))
+	assert.Empty(t, DeferProgressOf(pod))
+	assert.False(t, DeferReleased(pod))
+
+	run := &DeferRun{Steps: 3, Current: 1}
+	SetDeferRun(pod, run)
+	assert.True(t, HasDeferRun(pod))
+	assert.Equal(t, "1/3", DeferProgressOf(pod))
+	back, err := DeferRunOf(pod)
+	require.NoError(t, err)
+	assert.Equal(t, run.Current, back.Current)
+
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.FixedZone("x", 3600))
+	MarkDeferReleased(pod, at)
+	assert.True(t, DeferReleased(pod))
+	assert.Equal(t, "2026-11-26T11:00:00Z", pod.Annotations[DeferReleasedAnnotation])
+
+	step := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{DeferStepForAnnotation: "web-0"}}}
+	assert.Equal(t, "web-0", DeferStepFor(step))
+	assert.Empty(t, DeferStepFor(pod))
 }

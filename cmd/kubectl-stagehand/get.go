@@ -177,7 +177,7 @@ func (g *getter) build(o *tree.Objects) *tree.View {
 
 // getDeferText is a pod's defer progress and the STATE of `defer status`, or "".
 func getDeferText(p *corev1.Pod, now time.Time) string {
-	progress := p.Annotations[v1alpha1.DeferProgressAnnotation]
+	progress := v1alpha1.DeferProgressOf(p)
 	run, err := v1alpha1.DeferRunOf(p)
 	if progress == "" && run == nil && err == nil {
 		return ""

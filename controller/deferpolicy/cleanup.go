@@ -48,7 +48,7 @@ func (c *Controller) syncStep(ctx context.Context, ns, name string) error {
 
 // stepStillWanted reports whether a running step's pod belongs to a run in progress.
 func (c *Controller) stepStillWanted(sp *corev1.Pod) bool {
-	pod, err := c.pods.Pods(sp.Namespace).Get(sp.Annotations[v1alpha1.DeferStepForAnnotation])
+	pod, err := c.pods.Pods(sp.Namespace).Get(v1alpha1.DeferStepFor(sp))
 	if err != nil {
 		return !apierrors.IsNotFound(err) // an unreadable cache: keep it
 	}

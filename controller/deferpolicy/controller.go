@@ -175,7 +175,7 @@ func (c *Controller) podChanged(old, cur any) {
 		return
 	}
 	if _, ok := pod.Labels[v1alpha1.DeferStepOfLabel]; ok {
-		if target := pod.Annotations[v1alpha1.DeferStepForAnnotation]; target != "" {
+		if target := v1alpha1.DeferStepFor(pod); target != "" {
 			c.add(kindPod, pod.Namespace, target)
 		}
 		c.add(kindStep, pod.Namespace, pod.Name)
@@ -185,7 +185,7 @@ func (c *Controller) podChanged(old, cur any) {
 	if err != nil {
 		policies = nil
 	}
-	if len(policies) == 0 && !v1alpha1.HasDeferFinalizer(pod) && pod.Annotations[v1alpha1.DeferRunAnnotation] == "" {
+	if len(policies) == 0 && !v1alpha1.HasDeferFinalizer(pod) && !v1alpha1.HasDeferRun(pod) {
 		return // nothing here concerns DeferPolicies: most pods of most namespaces
 	}
 	if pod.DeletionTimestamp != nil && v1alpha1.HasDeferFinalizer(pod) {
@@ -282,7 +282,7 @@ func (c *Controller) policyChanged(obj any) {
 		return
 	}
 	for _, p := range pods {
-		if v1alpha1.HasDeferFinalizer(p) || p.Annotations[v1alpha1.DeferRunAnnotation] != "" || policy.SelectsLabels(p.Labels) {
+		if v1alpha1.HasDeferFinalizer(p) || v1alpha1.HasDeferRun(p) || policy.SelectsLabels(p.Labels) {
 			c.add(kindPod, p.Namespace, p.Name)
 		}
 	}

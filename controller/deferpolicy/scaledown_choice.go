@@ -89,8 +89,7 @@ func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.Rep
 	}
 	cp.Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
 	v1alpha1.SetDeferScaleDownMark(cp, mark)
-	cp.Annotations[v1alpha1.DeferRunAnnotation] = run.Encode()
-	cp.Annotations[v1alpha1.DeferProgressAnnotation] = run.Progress()
+	v1alpha1.SetDeferRun(cp, run)
 	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

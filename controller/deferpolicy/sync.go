@@ -95,7 +95,7 @@ func (c *Controller) ensureFinalizer(ctx context.Context, pod *corev1.Pod) error
 	if v1alpha1.HasDeferFinalizer(pod) || podstatus.Finished(pod) {
 		return nil
 	}
-	if _, released := pod.Annotations[v1alpha1.DeferReleasedAnnotation]; released {
+	if v1alpha1.DeferReleased(pod) {
 		return nil
 	}
 	policy, _, err := c.selecting(pod, v1alpha1.DeferAfterTermination)
@@ -274,8 +274,7 @@ func (c *Controller) write(ctx context.Context, pod *corev1.Pod, run *v1alpha1.D
 		cp.Annotations = map[string]string{}
 	}
 	if run.Steps > 0 {
-		cp.Annotations[v1alpha1.DeferRunAnnotation] = run.Encode()
-		cp.Annotations[v1alpha1.DeferProgressAnnotation] = run.Progress()
+		v1alpha1.SetDeferRun(cp, run)
 	}
 	if release {
 		cp.Finalizers = slices.DeleteFunc(cp.Finalizers, func(f string) bool { return f == v1alpha1.DeferFinalizer })

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,7 +91,7 @@ func (c *Client) Release(ctx context.Context, ns, name, reason string) (*Release
 			if cp.Annotations == nil {
 				cp.Annotations = map[string]string{}
 			}
-			cp.Annotations[v1alpha1.DeferReleasedAnnotation] = c.now().UTC().Format(time.RFC3339)
+			v1alpha1.MarkDeferReleased(cp, c.now())
 		}
 		pod = nil // a conflict reads it again
 		updated, err := pods.Update(ctx, cp, metav1.UpdateOptions{})
@@ -138,7 +137,7 @@ func (c *Client) recordReleased(ctx context.Context, pod *corev1.Pod, reason str
 		reason = "no reason given"
 	}
 	msg := fmt.Sprintf("The finalizer %s was removed with kubectl stagehand defer release: %s.", v1alpha1.DeferFinalizer, reason)
-	if p := pod.Annotations[v1alpha1.DeferProgressAnnotation]; p != "" {
+	if p := v1alpha1.DeferProgressOf(pod); p != "" {
 		msg += fmt.Sprintf(" Progress was %s; the remaining steps do not run.", p)
 	}
 	if len(stopped) > 0 {

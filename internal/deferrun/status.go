@@ -116,7 +116,7 @@ func (c *Client) stepPods(ctx context.Context, pod *corev1.Pod) ([]*corev1.Pod, 
 func (c *Client) statusOf(ctx context.Context, pod *corev1.Pod) *Status {
 	st := &Status{
 		Namespace: pod.Namespace, Pod: pod.Name,
-		Progress:    pod.Annotations[v1alpha1.DeferProgressAnnotation],
+		Progress:    v1alpha1.DeferProgressOf(pod),
 		Terminating: pod.DeletionTimestamp != nil,
 		Finalizer:   v1alpha1.HasDeferFinalizer(pod),
 		deadline:    "-",
