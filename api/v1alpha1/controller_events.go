@@ -64,6 +64,12 @@ const (
 	// MsgRolloutFailed takes the revision name, the reason and the message.
 	MsgRolloutFailed = "Revision %s failed: %s: %s"
 
+	// EventRolloutFrozen is a Warning, recorded once when a Failed latest revision freezes
+	// the replicas (spec.strategy.onFailure: Freeze).
+	EventRolloutFrozen = "RolloutFrozen"
+	// MsgRolloutFrozen takes the revision name (through FrozenMessage).
+	MsgRolloutFrozen = "Revision %s failed and spec.strategy.onFailure is Freeze: no revision is scaled, every one keeps its replicas (spec.replicas changes too wait). Next: kubectl stagehand rollout retry to run it again, kubectl stagehand rollout undo to roll back, or kubectl stagehand set ... for a new revision"
+
 	// EventRevisionScaled: the controller scaled a revision after the rollout ended.
 	EventRevisionScaled = "RevisionScaled"
 	// MsgRevisionScaled takes the revision name, the old and the new replica count.

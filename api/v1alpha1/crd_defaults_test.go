@@ -27,6 +27,7 @@ func TestCRDDefaultsMatchGoDefaults(t *testing.T) {
 		{spec + ".triggers", []any{map[string]any{"type": string(DeploymentTriggerOnConfigChange)}}},
 		{strategy, map[string]any{"type": string(DeploymentStrategyTypeRolling), "activeDeadlineSeconds": float64(DefaultActiveDeadlineSeconds)}},
 		{strategy + ".type", string(DeploymentStrategyTypeRolling)},
+		{strategy + ".onFailure", string(OnFailureRollback)},
 		{strategy + ".activeDeadlineSeconds", float64(DefaultActiveDeadlineSeconds)},
 		{strategy + ".recreateParams.timeoutSeconds", float64(DefaultTimeoutSeconds)},
 		{rolling + ".timeoutSeconds", float64(DefaultTimeoutSeconds)},
@@ -60,7 +61,7 @@ func TestCRDSubresourcesAndNames(t *testing.T) {
 	for _, c := range version["additionalPrinterColumns"].([]any) {
 		columns = append(columns, c.(map[string]any)["name"].(string))
 	}
-	assert.Equal(t, []string{"Revision", "Desired", "Current", "Ready", "Phase", "Age"}, columns)
+	assert.Equal(t, []string{"Revision", "Desired", "Current", "Ready", "Phase", "Frozen", "Age"}, columns)
 }
 
 func loadCRD(t *testing.T) map[string]any {

@@ -56,6 +56,9 @@ func SetStrategyDefaults(s *DeploymentStrategy) {
 	if s.Type == "" {
 		s.Type = DeploymentStrategyTypeRolling
 	}
+	if s.OnFailure == "" {
+		s.OnFailure = OnFailureRollback
+	}
 	if s.ActiveDeadlineSeconds == nil {
 		s.ActiveDeadlineSeconds = ptr(DefaultActiveDeadlineSeconds)
 	}

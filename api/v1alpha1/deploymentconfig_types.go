@@ -21,6 +21,7 @@ import (
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`,description="Replicas of every revision"
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Ready replicas"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Phase of the latest revision"
+// +kubebuilder:printcolumn:name="Frozen",type=string,JSONPath=`.status.frozen`,description="The Failed revision the replicas are frozen at (onFailure: Freeze)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 52",optionalOldSelf=true,message="metadata.name must be at most 52 characters: the revision name <name>-<N> is a label value of its deployer pod, limited to 63 characters, and needs room for the revision number; choose a shorter name",reason=FieldValueInvalid
 type DeploymentConfig struct {

@@ -89,6 +89,9 @@ const (
 	ReasonRolloutFailed        = "RolloutFailed"
 	ReasonRolloutCancelled     = "RolloutCancelled"
 	ReasonPaused               = "Paused"
+	// ReasonRolloutFrozen: the latest revision Failed with onFailure: Freeze; no revision
+	// is scaled until a new revision or a retry.
+	ReasonRolloutFrozen = "RolloutFrozen"
 	// ReasonWaitingForImages: the first rollout waits until every ImageChange trigger resolved.
 	ReasonWaitingForImages = "WaitingForImages"
 )

@@ -18,6 +18,11 @@ type DeploymentConfigStatus struct {
 	// +optional
 	Phase RevisionPhase `json:"phase,omitempty"`
 
+	// Frozen names the Failed latest revision while spec.strategy.onFailure is Freeze: the
+	// controller scales no revision until a new revision or rollout retry. Empty otherwise.
+	// +optional
+	Frozen string `json:"frozen,omitempty"`
+
 	// Replicas is the number of pods of every revision.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`

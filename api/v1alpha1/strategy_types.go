@@ -18,6 +18,19 @@ const (
 	DeploymentStrategyTypeCustom DeploymentStrategyType = "Custom"
 )
 
+// OnFailure says what the controller does once the latest revision has Failed.
+// +kubebuilder:validation:Enum=Rollback;Freeze
+type OnFailure string
+
+const (
+	// OnFailureRollback scales the newest Complete revision back to spec.replicas and
+	// every other revision to 0: the automatic rollback.
+	OnFailureRollback OnFailure = "Rollback"
+	// OnFailureFreeze scales nothing: every revision keeps the replicas it has when the
+	// rollout fails, until a new revision or a retry moves things on (docs/rollouts.md).
+	OnFailureFreeze OnFailure = "Freeze"
+)
+
 // DeploymentStrategy says how a revision replaces the previous one. The deployer pod and
 // the hook pods get its resources, labels and annotations.
 //
@@ -32,6 +45,14 @@ type DeploymentStrategy struct {
 	// +kubebuilder:default=Rolling
 	// +optional
 	Type DeploymentStrategyType `json:"type,omitempty"`
+
+	// OnFailure is what happens once the latest revision has Failed: Rollback (the
+	// default) scales the newest Complete revision back to spec.replicas and the others to
+	// 0; Freeze leaves every revision at the replicas it has, for migrations that cannot be
+	// reversed, until a new revision or rollout retry.
+	// +kubebuilder:default=Rollback
+	// +optional
+	OnFailure OnFailure `json:"onFailure,omitempty"`
 
 	// CustomParams holds the settings of a Custom strategy. With Recreate or Rolling, its
 	// command and environment decorate the built-in strategy in the built-in image.
