@@ -29,6 +29,17 @@ func replicaTargets(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) ma
 	return targets
 }
 
+// frozenAt is the name of the latest revision when it froze the replicas: it Failed and
+// spec.strategy.onFailure is Freeze. Then the controller scales no revision, whatever
+// spec.replicas says, until a new revision or a retry makes another revision the latest
+// or the latest one New again. Empty when nothing is frozen.
+func frozenAt(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) string {
+	if latest == nil || dc.Spec.Strategy.OnFailure != v1alpha1.OnFailureFreeze || revision.Phase(latest) != v1alpha1.RevisionPhaseFailed {
+		return ""
+	}
+	return latest.Name
+}
+
 // scaleRevisions applies replicaTargets. It also keeps the active revision's
 // desired-replicas annotation equal to spec.replicas, so that a later rollout or rollback
 // starts from the current size.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,7 @@ func computeStatus(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, lat
 		status.Phase = v1alpha1.RevisionPhaseFailed
 	}
 	status.Selector = selectorString(dc)
+	status.Frozen = frozenAt(dc, latest)
 
 	available := metav1.Condition{Type: v1alpha1.ConditionAvailable, Status: metav1.ConditionFalse,
 		Reason: v1alpha1.ReasonMinimumReplicasUnavailable, ObservedGeneration: dc.Generation}
@@ -78,6 +80,10 @@ func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (meta
 			c.Message = fmt.Sprintf("revision %s failed", latest.Name)
 			if s := revision.StatusReasonText(latest); s != "" {
 				c.Message = fmt.Sprintf("revision %s: %s", latest.Name, s)
+			}
+			if frozenAt(dc, latest) != "" {
+				c.Reason = v1alpha1.ReasonRolloutFrozen
+				c.Message += "; " + fmt.Sprintf(v1alpha1.MsgRolloutFrozen, latest.Name)
 			}
 		default:
 			c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonNewReplicaSetCreated
@@ -142,5 +148,9 @@ func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.Depl
 		return fmt.Errorf("updating the status of %s: %w", dc.Name, err)
 	}
 	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion, written.ResourceVersion)
+	if status.Frozen != "" && status.Frozen != cached.Status.Frozen {
+		c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventRolloutFrozen, v1alpha1.MsgRolloutFrozen, status.Frozen)
+		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, status.Frozen).Warn("Rollout failed: the replicas are frozen (onFailure: Freeze)")
+	}
 	return nil
 }

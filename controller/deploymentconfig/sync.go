@@ -33,7 +33,9 @@ import (
 //     decreases and no revision N+2 is created while N+1 is not terminal.
 //  4. Once the latest revision is terminal and its deployer pod has finished, replicas are
 //     reconciled (the newest Complete revision runs spec.replicas, the others 0) and old
-//     revisions are pruned.
+//     revisions are pruned. With spec.strategy.onFailure Freeze and the latest revision
+//     Failed, nothing is scaled: every revision keeps its replicas (frozen) until a new
+//     revision or a retry; old revisions are still pruned.
 //  5. The status is written when it changed.
 //
 // A rollout request (the rollout-request annotation, see v1alpha1.RolloutRequest) joins
@@ -127,8 +129,10 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 4.
 	if latest != nil && revision.Phase(latest).IsTerminal() && c.deployerFinishedInCache(latest) {
-		if err := c.scaleRevisions(ctx, dc, revs); err != nil {
-			return err
+		if frozenAt(dc, latest) == "" {
+			if err := c.scaleRevisions(ctx, dc, revs); err != nil {
+				return err
+			}
 		}
 		if err := c.pruneRevisions(ctx, dc, revs); err != nil {
 			return err
