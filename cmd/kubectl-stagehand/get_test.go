@@ -297,6 +297,19 @@ func TestGetStyles(t *testing.T) {
 	assert.False(t, style.Color)
 }
 
+func TestGetShowsAFrozenRollout(t *testing.T) {
+	strategy := treeRolling()
+	strategy.OnFailure = v1alpha1.OnFailureFreeze
+	dc := treeDC(strategy, 2, v1alpha1.RevisionPhaseFailed, 4)
+	dc.Status.Frozen = "web-2"
+	rs1 := treeRevision(dc, 1, v1alpha1.RevisionPhaseComplete, 2, 2, 10*time.Minute)
+	rs2 := treeRevision(dc, 2, v1alpha1.RevisionPhaseFailed, 2, 2, time.Minute)
+	var out bytes.Buffer
+	tree.Build(&tree.Objects{DC: dc, ReplicaSets: []*appsv1.ReplicaSet{rs1, rs2}}, nil).Render(&out, tree.Style{Now: treeNow})
+	assert.Contains(t, out.String(), "Status:      ✖ Failed, frozen, revision 2, no revision is scaled until rollout retry, rollout undo or a new revision")
+	assert.Contains(t, out.String(), "Rolling, onFailure Freeze")
+}
+
 func TestGetCompletesDCNames(t *testing.T) {
 	sh := stagehandfake.NewSimpleClientset(
 		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}},

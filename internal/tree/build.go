@@ -159,6 +159,10 @@ func dcStatus(o *Objects, latest *appsv1.ReplicaSet, ready int32) (mark, string,
 	notes = append([]string{"revision " + strconv.FormatInt(dc.Status.LatestVersion, 10)}, notes...)
 	switch phase {
 	case v1alpha1.RevisionPhaseFailed:
+		if dc.Status.Frozen != "" {
+			// onFailure: Freeze: the status is Failed, and nothing was rolled back.
+			return markFailed, "Failed, frozen", append(notes, "no revision is scaled until rollout retry, rollout undo or a new revision")
+		}
 		return markFailed, string(phase), notes
 	case v1alpha1.RevisionPhaseComplete:
 	default:
@@ -205,6 +209,9 @@ func strategyText(s *v1alpha1.DeploymentStrategy) string {
 	if p := s.RollingParams; p != nil {
 		add("pre", p.Pre)
 		add("post", p.Post)
+	}
+	if s.OnFailure == v1alpha1.OnFailureFreeze {
+		typ += ", onFailure Freeze"
 	}
 	if len(hooks) == 0 {
 		return typ
