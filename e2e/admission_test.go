@@ -135,6 +135,7 @@ spec:
 	assert.Equal(t, stagehandv1.DefaultRevisionHistoryLimit, *spec.RevisionHistoryLimit)
 	assert.Equal(t, []stagehandv1.DeploymentTriggerPolicy{{Type: stagehandv1.DeploymentTriggerOnConfigChange}}, spec.Triggers)
 	assert.Equal(t, stagehandv1.DeploymentStrategyTypeRolling, spec.Strategy.Type)
+	assert.Equal(t, stagehandv1.OnFailureRollback, spec.Strategy.OnFailure)
 	require.NotNil(t, spec.Strategy.ActiveDeadlineSeconds)
 	assert.Equal(t, stagehandv1.DefaultActiveDeadlineSeconds, *spec.Strategy.ActiveDeadlineSeconds)
 	assert.Nil(t, spec.Selector, "the schema cannot default the selector; SetDefaults does")
