@@ -27,7 +27,7 @@ const (
 	// every other revision to 0: the automatic rollback.
 	OnFailureRollback OnFailure = "Rollback"
 	// OnFailureFreeze scales nothing: every revision keeps the replicas it has when the
-	// rollout fails, until a new revision or a retry moves things on (docs/rollouts.md).
+	// rollout fails, until a new revision or a retry moves things on (docs/hooks.md, "Freeze instead of rollback").
 	OnFailureFreeze OnFailure = "Freeze"
 )
 
