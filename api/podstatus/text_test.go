@@ -8,22 +8,29 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestTruncateEnd(t *testing.T) {
+func TestTruncate(t *testing.T) {
 	tests := []struct {
 		name string
+		cut  func(string, int) string
 		in   string
 		max  int
 		want string
 	}{
-		{name: "fits", in: "hook failed", max: 20, want: "hook failed"},
-		{name: "exactly fits", in: "abcdef", max: 6, want: "abcdef"},
-		{name: "keeps the end of a log", in: "line 1\nline 2\nerror: boom", max: 14, want: "...error: boom"},
-		{name: "never splits a character", in: "aaaa€€", max: 8, want: "...€"},
-		{name: "tiny max", in: "abcdef", max: 2, want: ".."},
+		{name: "end: fits", cut: TruncateEnd, in: "hook failed", max: 20, want: "hook failed"},
+		{name: "end: exactly fits", cut: TruncateEnd, in: "abcdef", max: 6, want: "abcdef"},
+		{name: "end: keeps the end of a log", cut: TruncateEnd, in: "line 1\nline 2\nerror: boom", max: 14, want: "...error: boom"},
+		{name: "end: never splits a character", cut: TruncateEnd, in: "aaaa€€", max: 8, want: "...€"},
+		{name: "end: tiny max", cut: TruncateEnd, in: "abcdef", max: 2, want: ".."},
+		{name: "start: fits", cut: TruncateStart, in: "hook failed", max: 20, want: "hook failed"},
+		{name: "start: exactly fits", cut: TruncateStart, in: "abcdef", max: 6, want: "abcdef"},
+		{name: "start: keeps the start", cut: TruncateStart, in: "error: boom\nmore", max: 14, want: "error: boom..."},
+		{name: "start: never splits a character", cut: TruncateStart, in: "€€€aaaa", max: 8, want: "€..."},
+		{name: "start: tiny max", cut: TruncateStart, in: "abcdef", max: 2, want: ".."},
+		{name: "start: zero", cut: TruncateStart, in: "abcdef", max: 0, want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := TruncateEnd(tt.in, tt.max)
+			got := tt.cut(tt.in, tt.max)
 			assert.Equal(t, tt.want, got)
 			assert.LessOrEqual(t, len(got), tt.max)
 			assert.True(t, utf8.ValidString(got))
@@ -31,30 +38,6 @@ func TestTruncateEnd(t *testing.T) {
 	}
 	long := strings.Repeat("x", 5000) + "the cause"
 	assert.True(t, strings.HasSuffix(TruncateEnd(long, 1024), "the cause"))
-}
-
-func TestTruncateStart(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		max  int
-		want string
-	}{
-		{name: "fits", in: "hook failed", max: 20, want: "hook failed"},
-		{name: "exactly fits", in: "abcdef", max: 6, want: "abcdef"},
-		{name: "keeps the start", in: "error: boom\nmore", max: 14, want: "error: boom..."},
-		{name: "never splits a character", in: "€€€aaaa", max: 8, want: "€..."},
-		{name: "tiny max", in: "abcdef", max: 2, want: ".."},
-		{name: "zero", in: "abcdef", max: 0, want: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := TruncateStart(tt.in, tt.max)
-			assert.Equal(t, tt.want, got)
-			assert.LessOrEqual(t, len(got), tt.max)
-			assert.True(t, utf8.ValidString(got))
-		})
-	}
 }
 
 func TestTail(t *testing.T) {
