@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -15,8 +16,9 @@ import (
 
 // frozenFixture is a DC with onFailure: Freeze at revision 2, which Failed with the given
 // status reason while revision 1 (Complete) still runs 2 of spec.replicas 4 pods and
-// revision 2 runs 3. withPod adds revision 2's deployer pod, Failed.
-func frozenFixture(t *testing.T, reason string, withPod bool, change func(*v1alpha1.DeploymentConfig)) *fixture {
+// revision 2 runs 3. withPod adds revision 2's deployer pod, Failed. old changes
+// revision 1.
+func frozenFixture(t *testing.T, reason string, withPod bool, change func(*v1alpha1.DeploymentConfig), old ...func(*appsv1.ReplicaSet)) *fixture {
 	t.Helper()
 	dc := controllertest.WithLatest(controllertest.DC("web", "app:2", 4), 2)
 	dc.Spec.Strategy.OnFailure = v1alpha1.OnFailureFreeze
@@ -28,6 +30,9 @@ func frozenFixture(t *testing.T, reason string, withPod bool, change func(*v1alp
 	}
 	if change != nil {
 		change(dc)
+	}
+	for _, o := range old {
+		o(rs1)
 	}
 	objs := []runtime.Object{rs1, rs2}
 	if withPod {
@@ -142,4 +147,24 @@ func TestSyncOnFailureDefaultRollsBack(t *testing.T) {
 	assert.Equal(t, int32(4), *f.GetRS("web-1").Spec.Replicas)
 	assert.Equal(t, int32(0), *f.GetRS("web-2").Spec.Replicas)
 	assert.Empty(t, f.GetDC("web").Status.Frozen)
+}
+
+// While frozen, a BeforeScaleDown request that no DeferPolicy has served yet is withdrawn,
+// so that nothing scales; one whose pods were already chosen is left to finish, because
+// their steps ran and they must not keep serving (DESIGN.md §4 invariant 8).
+func TestSyncFreezeWithdrawsUnservedScaleDowns(t *testing.T) {
+	f := frozenFixture(t, v1alpha1.ReasonTimedOut, true, nil, func(rs *appsv1.ReplicaSet) {
+		v1alpha1.SetDeferScaleDownRequest(rs, 1)
+	})
+	require.NoError(t, f.syncDC("web"))
+	assert.False(t, v1alpha1.HasDeferScaleDownRequest(f.GetRS("web-1")), "the unserved request is withdrawn")
+	assert.Equal(t, int32(2), *f.GetRS("web-1").Spec.Replicas)
+
+	f = frozenFixture(t, v1alpha1.ReasonTimedOut, true, nil, func(rs *appsv1.ReplicaSet) {
+		v1alpha1.SetDeferScaleDownRequest(rs, 1)
+		v1alpha1.SetDeferScaleDownChoice(rs, 1, []string{"web-1-a"})
+	})
+	require.NoError(t, f.syncDC("web"))
+	assert.NotContains(t, f.Actions(), "update replicasets")
+	assert.True(t, v1alpha1.HasDeferScaleDownRequest(f.GetRS("web-1")), "a served request is carried out")
 }

@@ -40,6 +40,29 @@ func frozenAt(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) string {
 	return latest.Name
 }
 
+// holdFrozen keeps a frozen DC's revisions where they are: it withdraws each BeforeScaleDown
+// request that no DeferPolicy has served yet, which would otherwise lower the replicas once
+// its steps had run. A request whose pods were already chosen is left to finish: their
+// steps ran or run, and such pods must not keep serving (DESIGN.md §4 invariant 8). The
+// write carries the cached resourceVersion, so a choice made meanwhile conflicts and is
+// seen on the next sync.
+func (c *Controller) holdFrozen(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
+	for _, rs := range revs {
+		if _, _, chose := v1alpha1.DeferScaleDownChoiceOf(rs); chose || !v1alpha1.HasDeferScaleDownRequest(rs) {
+			continue
+		}
+		held := rs.DeepCopy()
+		v1alpha1.ClearDeferScaleDownRequest(held)
+		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, held, plumbing.UpdateOptions())
+		if err != nil {
+			return fmt.Errorf("withdrawing the BeforeScaleDown request of frozen revision %s: %w", rs.Name, err)
+		}
+		c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, written.ResourceVersion)
+		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).Info("Withdrew a BeforeScaleDown request: the rollout is frozen (onFailure: Freeze)")
+	}
+	return nil
+}
+
 // scaleRevisions applies replicaTargets. It also keeps the active revision's
 // desired-replicas annotation equal to spec.replicas, so that a later rollout or rollback
 // starts from the current size.

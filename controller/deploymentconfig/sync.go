@@ -35,7 +35,8 @@ import (
 //     reconciled (the newest Complete revision runs spec.replicas, the others 0) and old
 //     revisions are pruned. With spec.strategy.onFailure Freeze and the latest revision
 //     Failed, nothing is scaled: every revision keeps its replicas (frozen) until a new
-//     revision or a retry; old revisions are still pruned.
+//     revision or a retry, and BeforeScaleDown requests not yet served are withdrawn; old
+//     revisions are still pruned.
 //  5. The status is written when it changed.
 //
 // A rollout request (the rollout-request annotation, see v1alpha1.RolloutRequest) joins
@@ -129,10 +130,12 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 4.
 	if latest != nil && revision.Phase(latest).IsTerminal() && c.deployerFinishedInCache(latest) {
-		if frozenAt(dc, latest) == "" {
-			if err := c.scaleRevisions(ctx, dc, revs); err != nil {
-				return err
-			}
+		scale := c.scaleRevisions
+		if frozenAt(dc, latest) != "" {
+			scale = c.holdFrozen
+		}
+		if err := scale(ctx, dc, revs); err != nil {
+			return err
 		}
 		if err := c.pruneRevisions(ctx, dc, revs); err != nil {
 			return err
