@@ -100,22 +100,8 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	}
 
 	// Step 2.
-	stopped := false
-	for _, rs := range revs {
-		if revision.Phase(rs).IsTerminal() || (rs == latest && !revision.Cancelled(rs)) {
-			continue
-		}
-		reason := v1alpha1.ReasonCancelled
-		if rs != latest || revision.Superseded(rs) {
-			reason = v1alpha1.ReasonSuperseded
-		}
-		if err := c.stopRevision(ctx, dc, rs, reason); err != nil {
-			return err
-		}
-		stopped = true
-	}
-	if stopped {
-		return nil // the ReplicaSet updates bring the DC back with a fresh view
+	if stopped, err := c.stopUnwantedRevisions(ctx, dc, revs, latest); err != nil || stopped {
+		return err // once stopped, the ReplicaSet updates bring the DC back with a fresh view
 	}
 
 	// Step 2b.
@@ -129,17 +115,8 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	}
 
 	// Step 4.
-	if latest != nil && revision.Phase(latest).IsTerminal() && c.deployerFinishedInCache(latest) {
-		scale := c.scaleRevisions
-		if frozenAt(dc, latest) != "" {
-			scale = c.holdFrozen
-		}
-		if err := scale(ctx, dc, revs); err != nil {
-			return err
-		}
-		if err := c.pruneRevisions(ctx, dc, revs); err != nil {
-			return err
-		}
+	if err := c.afterRollout(ctx, dc, revs, latest); err != nil {
+		return err
 	}
 
 	// Step 5.
@@ -214,4 +191,40 @@ func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, 
 		return false
 	}
 	return hasConfigChangeTrigger(dc) || firedImageTrigger(dc, latest) != nil
+}
+
+// stopUnwantedRevisions is step 2: every non-terminal revision that is not the latest, or
+// that is marked cancelled, is cancelled (Superseded or Cancelled) and its pods deleted.
+// stopped says whether any was.
+func (c *Controller) stopUnwantedRevisions(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) (stopped bool, err error) {
+	for _, rs := range revs {
+		if revision.Phase(rs).IsTerminal() || (rs == latest && !revision.Cancelled(rs)) {
+			continue
+		}
+		reason := v1alpha1.ReasonCancelled
+		if rs != latest || revision.Superseded(rs) {
+			reason = v1alpha1.ReasonSuperseded
+		}
+		if err := c.stopRevision(ctx, dc, rs, reason); err != nil {
+			return stopped, err
+		}
+		stopped = true
+	}
+	return stopped, nil
+}
+
+// afterRollout is step 4: once the latest revision is terminal and its deployer pod has
+// finished, the replicas are reconciled (or held, when frozen) and old revisions pruned.
+func (c *Controller) afterRollout(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) error {
+	if latest == nil || !revision.Phase(latest).IsTerminal() || !c.deployerFinishedInCache(latest) {
+		return nil
+	}
+	scale := c.scaleRevisions
+	if frozenAt(dc, latest) != "" {
+		scale = c.holdFrozen
+	}
+	if err := scale(ctx, dc, revs); err != nil {
+		return err
+	}
+	return c.pruneRevisions(ctx, dc, revs)
 }
