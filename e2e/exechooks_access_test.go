@@ -156,12 +156,23 @@ func TestDeploymentConfigExecHookNeedsPodsExec(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.post.exec runs commands inside running containers")
 	assert.Contains(t, err.Error(), "pods/exec")
+	// A step hook and a failure hook that run commands in containers need it too
+	stepped := dc.DeepCopy()
+	stepped.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Steps:  []stagehandv1.RollingStep{{Hook: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, "", 10, "true")}},
+		Failed: dcExecHook(stagehandv1.LifecycleHookFailurePolicyIgnore, stagehandv1.ExecHookPodsOld, 10, "true"),
+	}
+	_, err = sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, stepped, dryRun)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.strategy.rollingParams.failed.exec, spec.strategy.rollingParams.steps[].hook.exec run commands inside running containers")
 
 	grantPodsExec(t, ns, user)
 	require.Eventually(t, func() bool {
 		_, err := sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, dryRun)
 		return err == nil
 	}, rbacPropagationTimeout, 200*time.Millisecond, "with create on pods/exec the exec hook is allowed")
+	_, err = sh.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, stepped, dryRun)
+	assert.NoError(t, err, "with create on pods/exec the step and failure exec hooks are allowed")
 }
 
 // bindEdit binds user to stagehand-edit in ns.

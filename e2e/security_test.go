@@ -119,11 +119,23 @@ func codeCarryingDCs() map[string]*stagehandv1.DeploymentConfig {
 	mid := recreateWithHooks("mid-hook", 1, nil, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"), nil)
 	mid.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
 
+	step := manualDC("step-hook", stagehandv1.DeploymentStrategyTypeRolling)
+	step.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Steps: []stagehandv1.RollingStep{{Hook: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo verifying")}},
+	}
+
+	failed := manualDC("failed-hook", stagehandv1.DeploymentStrategyTypeRecreate)
+	failed.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{
+		Failed: shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo undoing"),
+	}
+
 	return map[string]*stagehandv1.DeploymentConfig{
-		"spec.strategy.type: Custom":                  custom,
-		"spec.strategy.customParams.command":          command,
-		"spec.strategy.rollingParams.pre.execNewPod":  pre,
-		"spec.strategy.recreateParams.mid.execNewPod": mid,
+		"spec.strategy.rollingParams.steps[].hook.execNewPod": step,
+		"spec.strategy.recreateParams.failed.execNewPod":      failed,
+		"spec.strategy.type: Custom":                          custom,
+		"spec.strategy.customParams.command":                  command,
+		"spec.strategy.rollingParams.pre.execNewPod":          pre,
+		"spec.strategy.recreateParams.mid.execNewPod":         mid,
 	}
 }
 

@@ -23,7 +23,9 @@ const (
 // schema cannot apply because they depend on another field:
 //   - the selector defaults to the template's labels;
 //   - the parameters of the chosen strategy type are created when missing;
-//   - a Retry hook without retry settings gets the default attempts and back-off.
+//   - a Retry hook without retry settings gets the default attempts and back-off;
+//   - an exec hook without pods gets Old in pre, mid and failed hooks, New in post and
+//     step hooks.
 //
 // It is idempotent, and it never overrides a value that is set. The controller and the
 // deployer call it on every spec they read, so objects created before a default existed,
@@ -72,9 +74,10 @@ func SetStrategyDefaults(s *DeploymentStrategy) {
 		if p.TimeoutSeconds == nil {
 			p.TimeoutSeconds = ptr(DefaultTimeoutSeconds)
 		}
-		setHookDefaults(p.Pre)
-		setHookDefaults(p.Mid)
-		setHookDefaults(p.Post)
+		setHookDefaults(p.Pre, ExecHookPodsOld)
+		setHookDefaults(p.Mid, ExecHookPodsOld)
+		setHookDefaults(p.Post, ExecHookPodsNew)
+		setHookDefaults(p.Failed, ExecHookPodsOld)
 	}
 	if p := s.RollingParams; p != nil {
 		if p.TimeoutSeconds == nil {
@@ -86,13 +89,26 @@ func SetStrategyDefaults(s *DeploymentStrategy) {
 		if p.MaxUnavailable == nil {
 			p.MaxUnavailable = ptr(intstr.FromString(DefaultMaxUnavailable))
 		}
-		setHookDefaults(p.Pre)
-		setHookDefaults(p.Post)
+		setHookDefaults(p.Pre, ExecHookPodsOld)
+		setHookDefaults(p.Post, ExecHookPodsNew)
+		setHookDefaults(p.Failed, ExecHookPodsOld)
+		for i := range p.Steps {
+			setHookDefaults(p.Steps[i].Hook, ExecHookPodsNew)
+		}
 	}
 }
 
-func setHookDefaults(h *LifecycleHook) {
-	if h == nil || h.FailurePolicy != LifecycleHookFailurePolicyRetry {
+// setHookDefaults defaults a hook: an exec hook without pods runs in pods (which depends
+// on where the hook is), a Retry hook without retry settings gets the default attempts and
+// back-off.
+func setHookDefaults(h *LifecycleHook, pods ExecHookPods) {
+	if h == nil {
+		return
+	}
+	if h.Exec != nil && h.Exec.Pods == "" {
+		h.Exec.Pods = pods
+	}
+	if h.FailurePolicy != LifecycleHookFailurePolicyRetry {
 		return
 	}
 	if h.Retry == nil {

@@ -72,9 +72,10 @@ type ExecHook struct {
 	// +required
 	Command []string `json:"command"`
 
-	// Pods is Old, New or All.
-	// +required
-	Pods ExecHookPods `json:"pods"`
+	// Pods is Old, New or All. Left out, it depends on where the hook is: Old in pre and
+	// failed hooks, New in post and step hooks.
+	// +optional
+	Pods ExecHookPods `json:"pods,omitempty"`
 
 	// TimeoutSeconds bounds the hook in each container, retries included (the
 	// HookAction's actionTimeoutSeconds). Default 300, at most 3600.

@@ -121,9 +121,10 @@ type CustomDeploymentStrategyParams struct {
 
 // RecreateDeploymentStrategyParams are the settings of the Recreate strategy.
 //
-// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.pods == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!self.?mid.?exec.hasValue()",message="an exec hook cannot run at mid: the old pods are gone and the new ones not started; use execNewPod, or an exec hook at pre or post",fieldPath=".mid.exec",reason=FieldValueForbidden
-// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.pods == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.?pods.orValue('New') == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?failed.?exec.hasValue() || self.failed.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a failed hook: it runs before the old revision serves again; use execNewPod to run elsewhere",fieldPath=".failed.exec.pods",reason=FieldValueInvalid
 type RecreateDeploymentStrategyParams struct {
 	// TimeoutSeconds is how long the deployer waits for the old pods to go and for all new
 	// pods to be available, each time. Default 600.
@@ -144,13 +145,26 @@ type RecreateDeploymentStrategyParams struct {
 	// Post runs after every new pod is available.
 	// +optional
 	Post *LifecycleHook `json:"post,omitempty"`
+
+	// Failed runs once when the revision ends Failed, before the previous revision is
+	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
+	// revisions' pods.
+	// +optional
+	Failed *LifecycleHook `json:"failed,omitempty"`
+
+	// FailedOnSupersede also runs the failed hook when a newer revision supersedes this one
+	// mid-rollout. Default false: a superseded revision is followed by the newer one's
+	// rollout, not by a rollback.
+	// +optional
+	FailedOnSupersede bool `json:"failedOnSupersede,omitempty"`
 }
 
 // RollingDeploymentStrategyParams are the settings of the Rolling strategy.
 //
-// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.pods == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.pods == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.?pods.orValue('New') == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!(has(self.maxSurge) && has(self.maxUnavailable) && (type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="spec.strategy.rollingParams: maxSurge and maxUnavailable must not both be 0, or the rollout could never make progress",fieldPath=".maxUnavailable",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?failed.?exec.hasValue() || self.failed.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a failed hook: it runs before the old revision serves again; use execNewPod to run elsewhere",fieldPath=".failed.exec.pods",reason=FieldValueInvalid
 type RollingDeploymentStrategyParams struct {
 	// UpdatePeriodSeconds is a pause after each scaling step. Unset or 0: no pause, the
 	// next step comes as soon as the pods allow it (OpenShift's default of 1 s paced every
@@ -198,4 +212,67 @@ type RollingDeploymentStrategyParams struct {
 	// Post runs after every new pod is available.
 	// +optional
 	Post *LifecycleHook `json:"post,omitempty"`
+
+	// Steps, when set, move the rollout through a list of steps in order: setReplicas,
+	// pause and hook (docs/hooks.md, "Steps"). After the last step the rollout completes
+	// to 100%. Without steps, Rolling goes straight to 100%. The first revision of a DC
+	// (no old one) ignores the steps.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Steps []RollingStep `json:"steps,omitempty"`
+
+	// Failed runs once when the revision ends Failed, before the previous revision is
+	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
+	// revision's pods.
+	// +optional
+	Failed *LifecycleHook `json:"failed,omitempty"`
+
+	// FailedOnSupersede also runs the failed hook when a newer revision supersedes this one
+	// mid-rollout. Default false: a superseded revision is followed by the newer one's
+	// rollout, not by a rollback.
+	// +optional
+	FailedOnSupersede bool `json:"failedOnSupersede,omitempty"`
+}
+
+// RollingStep is one step of a Rolling rollout: exactly one of setReplicas, pause or hook.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.setReplicas), has(self.pause), has(self.hook)].filter(x, x).size() == 1",message="a step needs exactly one of setReplicas, pause or hook",reason=FieldValueInvalid
+type RollingStep struct {
+	// Name names the step in the revision's status, events and the plugin's output, and
+	// a hook step's pods: <revision>-hook-<name>. Default step-<N>, N counted from 1.
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// SetReplicas is the new revision's replicas at the end of the step: a count, or a
+	// percentage of spec.replicas rounded up. A percentage below 100% always leaves the
+	// old revision at least one replica. The old revision goes down as far as maxSurge and
+	// maxUnavailable allow, never below spec.replicas minus this count.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="setReplicas must be a count of 0 or more or a percentage from 0% to 100%, such as 3 or 20%"
+	// +optional
+	SetReplicas *intstr.IntOrString `json:"setReplicas,omitempty"`
+
+	// Pause holds the rollout: for durationSeconds, or until kubectl stagehand rollout
+	// resume (or promote) when durationSeconds is left out. A pause does not count
+	// against timeoutSeconds.
+	// +optional
+	Pause *PauseStep `json:"pause,omitempty"`
+
+	// Hook runs a lifecycle hook: execNewPod, or exec (in the new revision's ready pods
+	// when pods is left out). Its failurePolicy applies: Abort fails the revision.
+	// +optional
+	Hook *LifecycleHook `json:"hook,omitempty"`
+}
+
+// PauseStep holds a Rolling rollout between two steps.
+type PauseStep struct {
+	// DurationSeconds is how long the pause lasts. Left out: until kubectl stagehand
+	// rollout resume or rollout promote.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	// +optional
+	DurationSeconds *int64 `json:"durationSeconds,omitempty"`
 }

@@ -80,6 +80,14 @@ var dcBounds = []bound{
 	{"spec.strategy.recreateParams.post.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
 	{"spec.strategy.rollingParams.pre.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
 	{"spec.strategy.rollingParams.post.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.recreateParams.failed.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	{"spec.strategy.rollingParams.failed.execNewPod.env.[].name", "maxLength", maxEnvNameLength},
+	// A step hook is one of up to 32: its lists are shorter, so that the rules that walk
+	// every step stay within the apiserver's CEL cost budget.
+	{"spec.strategy.rollingParams.steps.[].setReplicas", "maxLength", 4},
+	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.env", "maxItems", 64},
+	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.env.[].name", "maxLength", 256},
+	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.volumes", "maxItems", 16},
 }
 
 func main() {
