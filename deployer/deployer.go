@@ -116,7 +116,11 @@ func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strat
 		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
 		first := recreate.FirstRollout(d.Clients, d.Hooks, d.Out, spec.MinReadySeconds)
-		return rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until), nil
+		r := rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until)
+		if signals, ok := d.Clients.(strategies.StepSignals); ok {
+			r = r.WithSteps(signals)
+		}
+		return r, nil
 	case v1alpha1.DeploymentStrategyTypeCustom:
 		return nil, strategies.Invalidf("strategy type Custom runs the image of spec.strategy.customParams.image, not the built-in deployer; set that image, or use Recreate or Rolling")
 	}

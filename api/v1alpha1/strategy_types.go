@@ -239,8 +239,9 @@ type RollingDeploymentStrategyParams struct {
 //
 // +kubebuilder:validation:XValidation:rule="[has(self.setReplicas), has(self.pause), has(self.hook)].filter(x, x).size() == 1",message="a step needs exactly one of setReplicas, pause or hook",reason=FieldValueInvalid
 type RollingStep struct {
-	// Name names the step in the revision's status, events and the plugin's output, and
-	// a hook step's pods: <revision>-hook-<name>. Default step-<N>, N counted from 1.
+	// Name names the step in the revision's status, events and the plugin's output.
+	// Default step-<N>, N counted from 1. A hook step's pods are <revision>-hook-step-<N>
+	// whatever its name.
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional

@@ -77,3 +77,25 @@ func ScaleDownTarget(s State) int32 {
 func Done(s State) bool {
 	return s.OldReplicas == 0 && s.NewReplicas == s.Desired && s.NewAvailable >= s.Desired
 }
+
+// StepScaleUp is ScaleUpTarget capped at target, the new revision's replicas at the end
+// of a setReplicas step (desired outside the steps). It never lowers the new revision.
+func StepScaleUp(s State, target int32) int32 {
+	return max(min(ScaleUpTarget(s), target), s.NewReplicas)
+}
+
+// StepScaleDown is ScaleDownTarget, but the old revision keeps desired − target replicas
+// (desired − the new revision's replicas, when it has more than target): a step moves
+// replicas from old to new without ever going below desired in all. It never raises the
+// old revision.
+func StepScaleDown(s State, target int32) int32 {
+	floor := max(0, s.Desired-max(target, s.NewReplicas))
+	return min(max(ScaleDownTarget(s), floor), s.OldReplicas)
+}
+
+// StepReached reports whether a setReplicas step is over: the new revision has target
+// replicas (or more), target of them available, and the old revision is down to what
+// StepScaleDown keeps.
+func StepReached(s State, target int32) bool {
+	return s.NewReplicas >= target && s.NewAvailable >= target && s.OldReplicas <= max(0, s.Desired-max(target, s.NewReplicas))
+}

@@ -25,6 +25,8 @@ type Rolling struct {
 	first FirstRollout
 	// until stops the rollout early (stagehand-deployer --until).
 	until strategies.Until
+	// signals record the step of a rollout with steps, and wait for resume and promote.
+	signals strategies.StepSignals
 }
 
 var _ strategies.Strategy = &Rolling{}
@@ -51,7 +53,8 @@ func (r *Rolling) WithUntil(until strategies.Until) *Rolling {
 	return &c
 }
 
-// Deploy runs pre hook → the surge/unavailable loop → post hook. The first revision
+// Deploy runs pre hook → the steps, if any (see runSteps) → the surge/unavailable loop →
+// post hook. The first revision
 // (from == nil) is deployed by the FirstRollout strategy given to New. Run again after a partial
 // run, it continues from the replicas it finds; a hook that already succeeded for the
 // revision is not run again.
@@ -79,13 +82,17 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the watch
 	l := &loop{
-		r: r, old: from, new: to, timeout: timeout,
+		r: r, old: from, new: to, timeout: timeout, target: desired,
 		state: State{Desired: desired, MaxSurge: surge, MaxUnavailable: unavailable},
 	}
 	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", from.Name, to.Name, desired, surge, unavailable)
 	if err := l.start(ctx); err != nil {
 		return err
 	}
+	if err := l.runSteps(ctx); err != nil {
+		return err
+	}
+	l.target, l.stepping = desired, false
 	if err := l.run(ctx); err != nil {
 		return err
 	}
@@ -109,6 +116,10 @@ type loop struct {
 	// progressBy is the progress deadline; it moves whenever the rollout makes progress.
 	progressBy time.Time
 	bestNew    int32
+	// target is the new revision's replicas at the end of this run of the loop: desired,
+	// or a setReplicas step's count while stepping is true (see StepReached).
+	target   int32
+	stepping bool
 }
 
 // start opens the pod watch. While it fills its cache, the first step already goes out
@@ -126,7 +137,7 @@ func (l *loop) start(ctx context.Context) error {
 		ready <- started{t, err}
 	}()
 	var stepErr error
-	if state, ok := settledState(l.state, l.old, l.new); ok && l.r.until.Target(l.state.Desired) == l.state.Desired &&
+	if state, ok := settledState(l.state, l.old, l.new); ok && len(l.r.params.Steps) == 0 && l.r.until.Target(l.state.Desired) == l.state.Desired &&
 		l.r.params.IntervalSeconds == nil && l.r.params.UpdatePeriodSeconds == nil {
 		l.state = state
 		_, stepErr = l.step(ctx, 0)
@@ -173,10 +184,13 @@ func (l *loop) run(ctx context.Context) error {
 		if err := l.observe(lastCheck); err != nil {
 			return err
 		}
-		if Done(l.state) {
+		if l.stepping && StepReached(l.state, l.target) {
+			return nil
+		}
+		if !l.stepping && Done(l.state) {
 			return l.waitOldGone(ctx)
 		}
-		if target := l.r.until.Target(l.state.Desired); target < l.state.Desired && l.state.NewAvailable >= target {
+		if target := l.r.until.Target(l.state.Desired); !l.stepping && target < l.state.Desired && l.state.NewAvailable >= target {
 			return nil // --until=N%: Deploy stops here
 		}
 		scaled, err := l.step(ctx, period)
@@ -216,8 +230,8 @@ func (l *loop) observe(now time.Time) error {
 // pauses updatePeriodSeconds when it is set. It reports whether it scaled anything.
 func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 	next := l.state
-	next.NewReplicas = ScaleUpTarget(next)
-	next.OldReplicas = ScaleDownTarget(next)
+	next.NewReplicas = StepScaleUp(next, l.target)
+	next.OldReplicas = StepScaleDown(next, l.target)
 	scaleUp, scaleDown := next.NewReplicas != l.state.NewReplicas, next.OldReplicas < l.state.OldReplicas
 	if !scaleUp && !scaleDown {
 		return false, nil
@@ -272,7 +286,7 @@ func (l *loop) waitChange(ctx context.Context) error {
 	case <-deadline.C:
 		return &strategies.TimeoutError{
 			Revision:   l.new.Name,
-			WaitingFor: fmt.Sprintf("progress toward %d available pods", l.state.Desired),
+			WaitingFor: fmt.Sprintf("progress toward %d available pods", l.target),
 			Seen: fmt.Sprintf("%s: %d available of %d replicas; %s: %d available of %d replicas",
 				l.new.Name, l.state.NewAvailable, l.state.NewReplicas, l.old.Name, l.state.OldAvailable, l.state.OldReplicas),
 			Selector: strategies.SelectorString(l.new),
