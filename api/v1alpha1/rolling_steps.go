@@ -117,3 +117,11 @@ func ResumedStep(rs *appsv1.ReplicaSet) int {
 func Promoted(rs *appsv1.ReplicaSet) bool {
 	return rs.Annotations[PromoteAnnotation] == "true"
 }
+
+// ClearSteps removes the step, resume-step and promote annotations: a retried revision
+// runs its steps again from step 1.
+func ClearSteps(annotations map[string]string) {
+	delete(annotations, StepAnnotation)
+	delete(annotations, ResumeStepAnnotation)
+	delete(annotations, PromoteAnnotation)
+}

@@ -24,8 +24,9 @@ func newRolloutCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 		newRetryCommand(flags, streams),
 		newHistoryCommand(flags, streams),
 		newUndoCommand(flags, streams),
-		newPauseCommand(flags, streams, true),
-		newPauseCommand(flags, streams, false),
+		newPauseCommand(flags, streams),
+		newResumeCommand(flags, streams),
+		newPromoteCommand(flags, streams),
 		newStatusCommand(flags, streams),
 		newLogsCommand(flags, streams),
 	)
@@ -118,26 +119,21 @@ same revision is reset to New. Only a Failed latest revision can be retried.`,
 	return cmd
 }
 
-func newPauseCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, pause bool) *cobra.Command {
+func newPauseCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pause dc/NAME",
 		Short: "Stop new rollouts from starting (scaling still works)",
 	}
-	done, already := "paused", "is already paused"
-	if !pause {
-		cmd.Use, cmd.Short = "resume dc/NAME", "Let rollouts start again; a change made while paused rolls out now"
-		done, already = "resumed", "is not paused"
-	}
 	cmd.RunE = runOn(flags, func(ctx context.Context, c *rollout.Client, name string) error {
-		changed, err := c.SetPaused(ctx, name, pause)
+		changed, err := c.SetPaused(ctx, name, true)
 		if err != nil {
 			return err
 		}
 		if !changed {
-			fmt.Fprintf(streams.Out, "deploymentconfig/%s %s\n", name, already)
+			fmt.Fprintf(streams.Out, "deploymentconfig/%s is already paused\n", name)
 			return nil
 		}
-		fmt.Fprintf(streams.Out, "deploymentconfig/%s %s\n", name, done)
+		fmt.Fprintf(streams.Out, "deploymentconfig/%s paused\n", name)
 		return nil
 	})
 	return cmd

@@ -119,6 +119,8 @@ type follower struct {
 	// first rollout, by watched tag; waiting says that the last read found some.
 	images  map[string]string
 	waiting bool
+	// stepText is the step of a rollout with steps, as last printed.
+	stepText string
 }
 
 // lastSeen is what Follow last saw, for the message when it stops waiting.
@@ -175,6 +177,10 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	if phase == v1alpha1.RevisionPhaseRunning && ready != f.ready {
 		f.ready = ready
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, ready)
+	}
+	if step, ok := v1alpha1.StepOf(rs); ok && phase == v1alpha1.RevisionPhaseRunning && step.String() != f.stepText {
+		f.stepText = step.String()
+		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, f.stepText)
 	}
 	if phase != f.phase {
 		f.phase = phase

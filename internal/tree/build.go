@@ -166,6 +166,9 @@ func dcStatus(o *Objects, latest *appsv1.ReplicaSet, ready int32) (mark, string,
 		return markFailed, string(phase), notes
 	case v1alpha1.RevisionPhaseComplete:
 	default:
+		if step, ok := v1alpha1.StepOf(latest); ok && phase == v1alpha1.RevisionPhaseRunning {
+			notes = append(notes, step.String())
+		}
 		return markProgress, string(phase), notes
 	}
 	desired := dcReplicas(dc)
@@ -308,6 +311,9 @@ func revisionNode(rs *appsv1.ReplicaSet, active bool) *treeNode {
 		}
 	default:
 		node.mark = markProgress
+		if step, ok := v1alpha1.StepOf(rs); ok && phase == v1alpha1.RevisionPhaseRunning {
+			node.info = append(node.info, step.String())
+		}
 	}
 	if active {
 		node.info = append(node.info, "active")
