@@ -25,9 +25,9 @@ func TestStepTarget(t *testing.T) {
 	}{
 		{intstr.FromString("20%"), 10, 2},
 		{intstr.FromString("50%"), 10, 5},
-		{intstr.FromString("25%"), 10, 3},  // rounded up
-		{intstr.FromString("95%"), 10, 9},  // below 100% keeps one old replica
-		{intstr.FromString("50%"), 1, 0},   // ... even when that leaves nothing new
+		{intstr.FromString("25%"), 10, 3}, // rounded up
+		{intstr.FromString("95%"), 10, 9}, // below 100% keeps one old replica
+		{intstr.FromString("50%"), 1, 0},  // ... even when that leaves nothing new
 		{intstr.FromString("100%"), 10, 10},
 		{intstr.FromInt32(3), 10, 3},
 		{intstr.FromInt32(12), 10, 10}, // spec.replicas was lowered after admission
