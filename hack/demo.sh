@@ -3,7 +3,8 @@
 # Stagehand from deploy/ (the controller runs the freshly built binary through the node
 # agent's image map), rolls out two revisions of examples/hello.yaml, then two of
 # examples/hooks.yaml with pre, mid and post hooks, two of examples/exec-hooks.yaml with a
-# post exec hook (a cache flush in the new pods) and the same flush run by hand, a
+# post exec hook (a cache flush in the new pods) and the same flush run by hand, a canary
+# of examples/canary.yaml that pauses at a step until rollout resume, a
 # DeferPolicy's clean-up steps after a pod of examples/defer.yaml stops, and ends
 # with the kubectl plugin: history and a rollback (undo).
 set -euo pipefail
@@ -86,6 +87,24 @@ echo "The post hook ran once in each new pod, through an ExecutionHook owned by 
 echo
 echo "The same flush on demand, with the HookAction flush-cache:"
 "$kubectl" stagehand exec run flush-cache -l app=cache --name flush-now --wait --timeout 2m
+
+step "Canary steps: examples/canary.yaml (1 pod of 4, a check inside it, then a pause for a person)"
+"$kubectl" apply -f examples/canary.yaml
+"$kubectl" wait dc/canary --for=jsonpath='{.status.latestVersion}'=1 --timeout=60s >/dev/null
+"$kubectl" stagehand rollout status dc/canary --timeout=2m
+"$kubectl" patch dc canary --type=json -p '[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"2"}]'
+for _ in $(seq 120); do
+  "$kubectl" stagehand get dc/canary 2>/dev/null | grep -q 'paused until resumed' && break
+  sleep 1
+done
+echo "Revision 2 runs 1 pod beside 3 of revision 1, checked from inside, and waits:"
+"$kubectl" stagehand get dc/canary
+echo "The check's output, from the deployer's log:"
+"$kubectl" stagehand rollout logs dc/canary --revision 2 | grep -E 'step|healthy'
+echo
+echo "After a look, rollout resume lets it go on (50%, a 3 s pause, then 100%):"
+"$kubectl" stagehand rollout resume dc/canary
+"$kubectl" stagehand rollout status dc/canary --timeout=2m
 
 step "DeferPolicy: examples/defer.yaml (flush, archive and deregister after a ledger pod stops)"
 "$kubectl" apply -f examples/defer.yaml
