@@ -38,6 +38,7 @@ const (
 )
 
 // StepStatus is the value of the step annotation.
+// +k8s:deepcopy-gen=false
 type StepStatus struct {
 	// Step is the number of the step, from 1; Total the number of steps.
 	Step  int `json:"step"`
