@@ -36,6 +36,9 @@ type Config struct {
 	LogLevel string `envconfig:"STAGEHAND_LOG_LEVEL" default:"info"`
 	// Until stops the built-in strategy early: pre, mid, N% (flag --until only).
 	Until string `ignored:"true"`
+	// FailureHook runs the revision's failure hook instead of a rollout (flag
+	// --failure-hook only): the controller's failure-hook runner pod passes it.
+	FailureHook bool `ignored:"true"`
 }
 
 // LoadConfig reads the Config from the environment.
@@ -55,6 +58,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Until, "until", c.Until,
 		"stop the built-in strategy early and exit 0: pre (after the pre hook), mid (after the mid hook, Recreate only), "+
 			"or N% (once N% of the desired pods are available on the new revision; 100% stops before the post hook)")
+	fs.BoolVar(&c.FailureHook, v1alpha1.FailureHookFlag[2:], c.FailureHook,
+		"run the failed revision's failure hook (recreateParams.failed or rollingParams.failed) once, instead of a rollout")
 	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "the revision's namespace (env "+v1alpha1.EnvNamespace+")")
 	fs.StringVar(&c.TerminationMessagePath, "termination-message-path", c.TerminationMessagePath,
 		"where the termination message is written (env "+EnvTerminationMessagePath+")")

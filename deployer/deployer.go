@@ -38,6 +38,11 @@ type Deployer struct {
 	Out *strategies.Progress
 	// Log carries the namespace, dc and revision fields.
 	Log *logrus.Entry
+	// Stagehand is the stagehand.dev client of exec hooks (nil: exec hooks fail as invalid).
+	Stagehand stagehandclient.Interface
+	// Done, when a Flow sets it, is the termination message of a success; the default
+	// says the revision is complete.
+	Done string
 }
 
 // Flow is a whole rollout. BuiltIn is the flow of the built-in image; a custom strategy
@@ -71,9 +76,10 @@ func New(ctx context.Context, client kubernetes.Interface, sh stagehandclient.In
 		Client:   client,
 		Clients:  &strategies.KubeClients{Client: client, Namespace: namespace, Defer: &strategies.DeferredScaleDowns{Stagehand: sh, Namespace: namespace}},
 		Hooks:    strategies.PodHooks{Runner: hookPods},
-		HookPods: hookPods,
-		Out:      out,
-		Log:      log,
+		HookPods:  hookPods,
+		Out:       out,
+		Log:       log,
+		Stagehand: sh,
 	}, nil
 }
 

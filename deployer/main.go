@@ -67,6 +67,9 @@ func Main(name string, args []string, flow Flow) int {
 	if cfgErr != nil {
 		return int(Finish(cfg.TerminationMessagePath, asInvalid(cfgErr), "", out, log))
 	}
+	if cfg.FailureHook {
+		flow = FailureHook
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	clients, err := NewClients()
@@ -119,7 +122,10 @@ func ExecuteWith(ctx context.Context, cfg Config, clients Clients, out *strategi
 			return
 		}
 		d.DeleteSucceededHookPods(ctx)
-		result <- outcome{success: fmt.Sprintf("revision %s is complete: %d pods available", d.Inputs.To.Name, d.Inputs.Desired)}
+		if d.Done == "" {
+			d.Done = fmt.Sprintf("revision %s is complete: %d pods available", d.Inputs.To.Name, d.Inputs.Desired)
+		}
+		result <- outcome{success: d.Done}
 	}()
 	var o outcome
 	select {

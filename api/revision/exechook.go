@@ -28,7 +28,7 @@ func ExecHookSelector(rs *appsv1.ReplicaSet, pods v1alpha1.ExecHookPods) *metav1
 	return sel
 }
 
-// ExecHookAt is the exec lifecycle hook of spec at stage (pre, mid, post, or step-N of
+// ExecHookAt is the exec lifecycle hook of spec at stage (pre, mid, post, failed, or step-N of
 // rollingParams.steps) of its strategy type, with the API's defaults applied (an exec
 // hook without pods gets the pods of its place), or nil.
 func ExecHookAt(spec *v1alpha1.DeploymentConfigSpec, stage string) *v1alpha1.ExecHook {
@@ -38,11 +38,11 @@ func ExecHookAt(spec *v1alpha1.DeploymentConfigSpec, stage string) *v1alpha1.Exe
 	switch s.Type {
 	case v1alpha1.DeploymentStrategyTypeRecreate:
 		if p := s.RecreateParams; p != nil {
-			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "mid": p.Mid, "post": p.Post}
+			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "mid": p.Mid, "post": p.Post, v1alpha1.FailureHookStage: p.Failed}
 		}
 	case v1alpha1.DeploymentStrategyTypeRolling:
 		if p := s.RollingParams; p != nil {
-			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "post": p.Post}
+			hooks = map[string]*v1alpha1.LifecycleHook{"pre": p.Pre, "post": p.Post, v1alpha1.FailureHookStage: p.Failed}
 			for i, step := range p.Steps {
 				hooks[v1alpha1.StepStage(i+1)] = step.Hook
 			}

@@ -37,6 +37,9 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 		return nil // the cache is behind our own phase write; its event brings the revision back
 	}
 	current := revision.Phase(rs)
+	if revision.FailureHookPending(rs) {
+		return c.syncFailureHook(ctx, dc, rs)
+	}
 	if current.IsTerminal() {
 		c.forgetGone(key)
 		c.writes.Forget(key)

@@ -147,6 +147,7 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
 	v1alpha1.ClearSteps(reset.Annotations) // a retry runs the steps again from step 1
+	delete(reset.Annotations, v1alpha1.FailureHookAnnotation) // and a new failure runs the hook again
 	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("resetting revision %s to New for a retry: %w", rs.Name, err)
@@ -172,6 +173,16 @@ func (c *Controller) revisionPodsLeft(ctx context.Context, rs *appsv1.ReplicaSet
 		}
 	case !apierrors.IsNotFound(err):
 		return 0, fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
+	}
+	// A runner exists only once the revision records its failure hook: no read before.
+	runner, err := phase.FailureHookRunner(ctx, pods, rs)
+	switch {
+	case err == nil:
+		if revision.IsFailureHookRunnerOf(rs, runner) {
+			n++
+		}
+	case !apierrors.IsNotFound(err):
+		return 0, fmt.Errorf("reading the failure-hook runner of %s: %w", rs.Name, err)
 	}
 	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, "").String()})
 	if err != nil {

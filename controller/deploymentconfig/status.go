@@ -85,6 +85,7 @@ func progressing(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet) (meta
 				c.Reason = v1alpha1.ReasonRolloutFrozen
 				c.Message += "; " + fmt.Sprintf(v1alpha1.MsgRolloutFrozen, latest.Name)
 			}
+			c.Message += failureHookText(latest)
 		default:
 			c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.ReasonNewReplicaSetCreated
 			c.Message = fmt.Sprintf("revision %s is rolling out (%s)", latest.Name, revision.Phase(latest))
@@ -153,4 +154,19 @@ func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.Depl
 		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, status.Frozen).Warn("Rollout failed: the replicas are frozen (onFailure: Freeze)")
 	}
 	return nil
+}
+
+// failureHookText is what the Progressing condition of a Failed latest revision says about
+// its failure hook: that it runs and the rollback waits, or how it ended.
+func failureHookText(latest *appsv1.ReplicaSet) string {
+	state, msg := v1alpha1.FailureHookStateOf(latest)
+	switch {
+	case revision.FailureHookPending(latest):
+		return fmt.Sprintf("; its failed hook runs (pod %s), and the rollback waits for it", v1alpha1.FailureHookRunnerName(latest.Name))
+	case state == v1alpha1.FailureHookSucceeded:
+		return "; its failed hook succeeded"
+	case state.Finished():
+		return fmt.Sprintf("; its failed hook did not succeed (%s): %s", state, msg)
+	}
+	return ""
 }

@@ -220,7 +220,8 @@ func (c *Controller) afterRollout(ctx context.Context, dc *v1alpha1.DeploymentCo
 		return nil
 	}
 	scale := c.scaleRevisions
-	if frozenAt(dc, latest) != "" {
+	if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) {
+		// Frozen, or the failed hook runs first: its end (an annotation) brings the DC back.
 		scale = c.holdFrozen
 	}
 	if err := scale(ctx, dc, revs); err != nil {

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -130,6 +131,17 @@ func DeletePods(ctx context.Context, kube kubernetes.Interface, rs *appsv1.Repli
 			return fmt.Errorf("deleting the deployer pod of %s: %w", rs.Name, err)
 		}
 	}
+	// A runner exists only once the revision records its failure hook: no read before.
+	runner, err := FailureHookRunner(ctx, pods, rs)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading the failure-hook runner of %s: %w", rs.Name, err)
+	case revision.IsFailureHookRunnerOf(rs, runner) && runner.DeletionTimestamp == nil:
+		if err := deleteOwned(ctx, kube, runner); err != nil {
+			return fmt.Errorf("deleting the failure-hook runner of %s: %w", rs.Name, err)
+		}
+	}
 	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, "").String()})
 	if err != nil {
 		return fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
@@ -154,4 +166,13 @@ func deleteOwned(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod
 		return nil
 	}
 	return err
+}
+
+// FailureHookRunner reads the failure-hook runner pod of rs, only when the revision
+// records that its failure hook started (NotFound otherwise, without a request).
+func FailureHookRunner(ctx context.Context, pods corev1client.PodInterface, rs *appsv1.ReplicaSet) (*corev1.Pod, error) {
+	if state, _ := v1alpha1.FailureHookStateOf(rs); state == "" {
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), v1alpha1.FailureHookRunnerName(rs.Name))
+	}
+	return pods.Get(ctx, v1alpha1.FailureHookRunnerName(rs.Name), metav1.GetOptions{})
 }
