@@ -72,10 +72,10 @@ func New(ctx context.Context, client kubernetes.Interface, sh stagehandclient.In
 		Deadline: at, Out: out, Log: log, Stagehand: sh,
 	})
 	return &Deployer{
-		Inputs:   in,
-		Client:   client,
-		Clients:  &strategies.KubeClients{Client: client, Namespace: namespace, Defer: &strategies.DeferredScaleDowns{Stagehand: sh, Namespace: namespace}},
-		Hooks:    strategies.PodHooks{Runner: hookPods},
+		Inputs:    in,
+		Client:    client,
+		Clients:   &strategies.KubeClients{Client: client, Namespace: namespace, Defer: &strategies.DeferredScaleDowns{Stagehand: sh, Namespace: namespace}},
+		Hooks:     strategies.PodHooks{Runner: hookPods},
 		HookPods:  hookPods,
 		Out:       out,
 		Log:       log,

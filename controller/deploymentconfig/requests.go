@@ -146,7 +146,7 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	reset.Annotations[v1alpha1.RetriedAtAnnotation] = revision.FormatRetriedAt(time.Now())
 	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
-	v1alpha1.ClearSteps(reset.Annotations) // a retry runs the steps again from step 1
+	v1alpha1.ClearSteps(reset.Annotations)                    // a retry runs the steps again from step 1
 	delete(reset.Annotations, v1alpha1.FailureHookAnnotation) // and a new failure runs the hook again
 	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())
 	if err != nil {
