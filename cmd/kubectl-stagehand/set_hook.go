@@ -18,7 +18,7 @@ import (
 // setHookOptions are the flags of `set deployment-hook`.
 type setHookOptions struct {
 	writeOptions
-	pre, mid, post bool
+	pre, mid, post, failed bool
 	remove         bool
 	failurePolicy  string
 	container      string
@@ -32,8 +32,8 @@ type setHookOptions struct {
 func newSetHookCommand(clients clientFunc, streams genericiooptions.IOStreams) *cobra.Command {
 	var o setHookOptions
 	cmd := &cobra.Command{
-		Use:   "deployment-hook dc/NAME --pre|--mid|--post [--failure-policy=Abort|Retry|Ignore] [-c CONTAINER] [-e KEY=VALUE]... [-v VOLUME]... -- COMMAND ...",
-		Short: "Set or remove the lifecycle hook of a rollout stage (pre, mid, post)",
+		Use:   "deployment-hook dc/NAME --pre|--mid|--post|--failed [--failure-policy=Abort|Retry|Ignore] [-c CONTAINER] [-e KEY=VALUE]... [-v VOLUME]... -- COMMAND ...",
+		Short: "Set or remove the lifecycle hook of a rollout stage (pre, mid, post, failed)",
 		Long: `Set the lifecycle hook of a stage of the DeploymentConfig's strategy (recreateParams for
 Recreate, rollingParams for Rolling; mid exists only for Recreate). The hook replaces the one
 at that stage.
@@ -41,12 +41,15 @@ at that stage.
 By default it is an execNewPod hook: COMMAND runs in a new pod built from the container -c
 (default: the first container), with its image, environment (plus -e) and the volumes -v.
 With --exec it is an exec hook instead: COMMAND runs inside the revision's running pods, in
-container -c, in the pods --pods (Old in a pre hook, New in a post hook; the default), each
-run bounded by --timeout. --failure-policy is Abort (the default for a new hook: a failure
+container -c, in the pods --pods (Old in a pre or failed hook, New in a post hook; the
+default), each run bounded by --timeout. The failed hook (--failed) runs once when a
+revision fails, before the previous revision is scaled back up; it never makes the
+revision Complete. --failure-policy is Abort (the default for a new hook: a failure
 stops the rollout), Retry or Ignore; an existing hook keeps its policy unless it is given.
 --remove takes the stage's hook away.`,
 		Example: `  kubectl stagehand set deployment-hook dc/hello --pre --failure-policy=Abort -- /bin/sh -c './migrate'
   kubectl stagehand set deployment-hook dc/hello --post --exec --timeout=1m -- /bin/warm-cache
+  kubectl stagehand set deployment-hook dc/hello --failed --failure-policy=Ignore -- /bin/sh -c './migrate down'
   kubectl stagehand set deployment-hook dc/hello --pre --remove`,
 		ValidArgsFunction: completeDCThen(clients, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,6 +84,7 @@ stops the rollout), Retry or Ignore; an existing hook keeps its policy unless it
 	f.BoolVar(&o.pre, "pre", false, "the hook that runs before anything is scaled")
 	f.BoolVar(&o.mid, "mid", false, "the hook that runs when the old pods are gone and no new one started (Recreate only)")
 	f.BoolVar(&o.post, "post", false, "the hook that runs after every new pod is available")
+	f.BoolVar(&o.failed, "failed", false, "the hook that runs once when the revision fails, before the rollback (docs/hooks.md)")
 	f.BoolVar(&o.remove, "remove", false, "remove the hook of the stage")
 	f.StringVar(&o.failurePolicy, "failure-policy", "", "Abort, Retry or Ignore (default: Abort, or the existing hook's)")
 	f.StringVarP(&o.container, "container", "c", "", "the template container the hook runs as (execNewPod) or in (--exec); default the first")
@@ -101,13 +105,13 @@ func (o *setHookOptions) parse(command []string) (dcedit.Stage, v1alpha1.Lifecyc
 		return "", "", err
 	}
 	var stages []dcedit.Stage
-	for s, on := range map[dcedit.Stage]bool{dcedit.Pre: o.pre, dcedit.Mid: o.mid, dcedit.Post: o.post} {
+	for s, on := range map[dcedit.Stage]bool{dcedit.Pre: o.pre, dcedit.Mid: o.mid, dcedit.Post: o.post, dcedit.Failed: o.failed} {
 		if on {
 			stages = append(stages, s)
 		}
 	}
 	if len(stages) != 1 {
-		return "", "", usagef("give exactly one of --pre, --mid and --post")
+		return "", "", usagef("give exactly one of --pre, --mid, --post and --failed")
 	}
 	stage := stages[0]
 	var policy v1alpha1.LifecycleHookFailurePolicy
@@ -120,7 +124,7 @@ func (o *setHookOptions) parse(command []string) (dcedit.Stage, v1alpha1.Lifecyc
 	}
 	if o.remove {
 		if len(command) > 0 || o.failurePolicy != "" || o.container != "" || len(o.env) > 0 || len(o.volumes) > 0 || o.exec {
-			return "", "", usagef("--remove takes only the stage (--pre, --mid or --post)")
+			return "", "", usagef("--remove takes only the stage (--pre, --mid, --post or --failed)")
 		}
 		return stage, policy, nil
 	}
@@ -144,13 +148,14 @@ func (o *setHookOptions) parse(command []string) (dcedit.Stage, v1alpha1.Lifecyc
 	if stage == dcedit.Mid {
 		return "", "", usagef("an exec hook cannot run at mid: the old pods are gone and the new ones not started; use --pre or --post, or leave out --exec")
 	}
-	want := map[dcedit.Stage]string{dcedit.Pre: "Old", dcedit.Post: "New"}[stage]
+	want := map[dcedit.Stage]string{dcedit.Pre: "Old", dcedit.Post: "New", dcedit.Failed: "Old"}[stage]
 	if o.pods == "" {
 		o.pods = want
 	}
 	if !strings.EqualFold(o.pods, want) {
 		return "", "", usagef("--pods %s is not allowed in a %s hook: it must be %s (%s)", o.pods, stage, want,
-			map[dcedit.Stage]string{dcedit.Pre: "the new revision has no pods yet", dcedit.Post: "the old revisions' pods are gone by then"}[stage])
+			map[dcedit.Stage]string{dcedit.Pre: "the new revision has no pods yet", dcedit.Post: "the old revisions' pods are gone by then",
+				dcedit.Failed: "it runs before the old revision serves again"}[stage])
 	}
 	o.pods = want
 	if o.timeout != 0 && (o.timeout < time.Second || o.timeout > time.Hour || o.timeout%time.Second != 0) {

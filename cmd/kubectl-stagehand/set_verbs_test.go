@@ -205,8 +205,23 @@ func TestSetDeploymentHook(t *testing.T) {
 		assert.Equal(t, &v1alpha1.ExecHook{ContainerName: "app", Command: []string{"/bin/flush"}, Pods: v1alpha1.ExecHookPodsOld, TimeoutSeconds: ptrTo(int64(30))},
 			r.dc(t).Spec.Strategy.RollingParams.Pre.Exec)
 	})
+	t.Run("--failed sets the failure hook; with --exec it runs in the old pods, and New is refused", func(t *testing.T) {
+		r := runSet(t, helloDC(), nil, nil, "deployment-hook", "dc/hello", "--failed", "--failure-policy=Ignore", "--", "./migrate", "down")
+		require.NoError(t, r.err)
+		assert.Equal(t, &v1alpha1.LifecycleHook{FailurePolicy: v1alpha1.LifecycleHookFailurePolicyIgnore, ExecNewPod: &v1alpha1.ExecNewPodHook{
+			ContainerName: "app", Command: []string{"./migrate", "down"}}}, r.dc(t).Spec.Strategy.RollingParams.Failed)
+		dc := helloDC()
+		dc.Spec.Strategy.Type = v1alpha1.DeploymentStrategyTypeRecreate
+		r = runSet(t, dc, nil, nil, "deployment-hook", "dc/hello", "--failed", "--exec", "--", "/bin/undo")
+		require.NoError(t, r.err)
+		assert.Equal(t, v1alpha1.ExecHookPodsOld, r.dc(t).Spec.Strategy.RecreateParams.Failed.Exec.Pods)
+		r = runSet(t, helloDC(), nil, nil, "deployment-hook", "dc/hello", "--failed", "--exec", "--pods=New", "--", "/bin/undo")
+		require.Error(t, r.err)
+		assert.Contains(t, r.err.Error(), "it must be Old (it runs before the old revision serves again)")
+	})
 	t.Run("mistakes", func(t *testing.T) {
 		for _, args := range [][]string{
+			{"deployment-hook", "dc/hello", "--pre", "--failed", "--", "true"},
 			{"deployment-hook", "dc/hello", "--", "true"},
 			{"deployment-hook", "dc/hello", "--pre", "--post", "--", "true"},
 			{"deployment-hook", "dc/hello", "--pre"},

@@ -6,23 +6,25 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
-// Stage is where a lifecycle hook runs: pre, mid or post.
+// Stage is where a lifecycle hook runs: pre, mid, post, or failed (once the revision
+// has Failed, before the rollback).
 type Stage string
 
 // The stages of a rollout that take a hook.
 const (
-	Pre  Stage = "pre"
-	Mid  Stage = "mid"
-	Post Stage = "post"
+	Pre    Stage = "pre"
+	Mid    Stage = "mid"
+	Post   Stage = "post"
+	Failed Stage = v1alpha1.FailureHookStage
 )
 
-// ParseStage reads pre, mid or post.
+// ParseStage reads pre, mid, post or failed.
 func ParseStage(s string) (Stage, error) {
 	switch Stage(s) {
-	case Pre, Mid, Post:
+	case Pre, Mid, Post, Failed:
 		return Stage(s), nil
 	}
-	return "", fmt.Errorf("%q is not a hook stage: use pre, mid or post", s)
+	return "", fmt.Errorf("%q is not a hook stage: use pre, mid, post or failed", s)
 }
 
 // strategyType is the strategy's type, Rolling when it is left out (the API's default).
@@ -45,7 +47,7 @@ func slot(s *v1alpha1.DeploymentStrategy, stage Stage, create bool) (**v1alpha1.
 			s.RecreateParams = &v1alpha1.RecreateDeploymentStrategyParams{}
 		}
 		p := s.RecreateParams
-		return map[Stage]**v1alpha1.LifecycleHook{Pre: &p.Pre, Mid: &p.Mid, Post: &p.Post}[stage], nil
+		return map[Stage]**v1alpha1.LifecycleHook{Pre: &p.Pre, Mid: &p.Mid, Post: &p.Post, Failed: &p.Failed}[stage], nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
 		if stage == Mid {
 			return nil, fmt.Errorf("the Rolling strategy has no mid hook (it never has all old pods gone and no new pod started): use --pre or --post, or set spec.strategy.type to Recreate")
@@ -57,7 +59,7 @@ func slot(s *v1alpha1.DeploymentStrategy, stage Stage, create bool) (**v1alpha1.
 			s.RollingParams = &v1alpha1.RollingDeploymentStrategyParams{}
 		}
 		p := s.RollingParams
-		return map[Stage]**v1alpha1.LifecycleHook{Pre: &p.Pre, Post: &p.Post}[stage], nil
+		return map[Stage]**v1alpha1.LifecycleHook{Pre: &p.Pre, Post: &p.Post, Failed: &p.Failed}[stage], nil
 	default:
 		return nil, fmt.Errorf("the %s strategy has no lifecycle hooks: its own deployer image runs the rollout", t)
 	}
