@@ -19,14 +19,14 @@ import (
 type setHookOptions struct {
 	writeOptions
 	pre, mid, post, failed bool
-	remove         bool
-	failurePolicy  string
-	container      string
-	env            []string
-	volumes        []string
-	exec           bool
-	pods           string
-	timeout        time.Duration
+	remove                 bool
+	failurePolicy          string
+	container              string
+	env                    []string
+	volumes                []string
+	exec                   bool
+	pods                   string
+	timeout                time.Duration
 }
 
 func newSetHookCommand(clients clientFunc, streams genericiooptions.IOStreams) *cobra.Command {
