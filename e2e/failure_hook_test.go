@@ -131,6 +131,9 @@ func checkFailureHookRanOnce(t *testing.T, s *framework.Given) {
 	assert.Len(t, hooks.Items, 1, "one hook pod web-2-hook-failed")
 	logs := pluginOK(t, s.NS, "rollout", "logs", "dc/web", "--revision", "2")
 	assert.Contains(t, logs.Stdout, "undoing the migration of version 2")
+	get := pluginOK(t, s.NS, "get", "dc/web")
+	assert.Contains(t, get.Stdout, "failed hook Succeeded")
+	assert.Contains(t, get.Stdout, "Failure-hook runner")
 }
 
 func TestFailureHookAfterAFailedPreHook(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -111,8 +112,32 @@ func (c *Controller) startFailureHook(ctx context.Context, dc *v1alpha1.Deployme
 	return c.markFailureHook(ctx, dc, rs, v1alpha1.FailureHookRunning, "")
 }
 
-// endFailureHook records the hook's outcome and its event.
+// failureHookRecheck is how often a New revision looks again at an older revision's
+// failed hook that it waits for (its end also enqueues the latest revision).
+const failureHookRecheck = 5 * time.Second
+
+// pendingFailureHook is the name of an older revision of rs's DC whose failed hook is
+// pending, or "": the next rollout waits for it.
+func (c *Controller) pendingFailureHook(rs *appsv1.ReplicaSet) string {
+	n, _ := revision.Number(rs)
+	revs, err := c.rsLister.ReplicaSets(rs.Namespace).List(labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: rs.Labels[v1alpha1.ConfigLabel]}))
+	if err != nil {
+		return ""
+	}
+	for _, other := range revs {
+		if m, ok := revision.Number(other); ok && m < n && revision.FailureHookPending(other) {
+			return other.Name
+		}
+	}
+	return ""
+}
+
+// endFailureHook records the hook's outcome and its event, and enqueues the DC's latest
+// revision, which may wait for it (pendingFailureHook).
 func (c *Controller) endFailureHook(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, state v1alpha1.FailureHookState, msg string) error {
+	if latest := v1alpha1.RevisionName(dc.Name, dc.Status.LatestVersion); latest != rs.Name {
+		c.queue.Add(rs.Namespace + "/" + latest)
+	}
 	if state == v1alpha1.FailureHookSucceeded {
 		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventFailureHookSucceeded, v1alpha1.MsgFailureHookSucceeded, rs.Name)
 	} else {

@@ -129,3 +129,22 @@ func TestFailureHookRunningIsRequeuedAtItsBound(t *testing.T) {
 	assert.Contains(t, err.Error(), "the failure hook runs")
 	assert.Zero(t, podCreates(f.Actions()))
 }
+
+// With failedOnSupersede, a superseded revision's failed hook runs before the next
+// rollout: the new revision's deployer pod waits, and says what for.
+func TestNextRolloutWaitsForASupersededRevisionsFailureHook(t *testing.T) {
+	dc, rs := failedWithHook(t, v1alpha1.ReasonSuperseded)
+	dc.Spec.Strategy.RollingParams.FailedOnSupersede = true
+	rs = controllertest.Revision(t, dc, 2, v1alpha1.RevisionPhaseFailed, 0)
+	rs.Annotations[v1alpha1.StatusReasonAnnotation] = v1alpha1.ReasonSuperseded + ": a newer revision"
+	rs.Annotations[v1alpha1.FailureHookAnnotation] = string(v1alpha1.FailureHookRunning)
+	dc = controllertest.WithLatest(dc, 3)
+	next := controllertest.Revision(t, dc, 3, v1alpha1.RevisionPhaseNew, 0)
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, next)
+
+	err := f.syncRevision("web-3")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "an older revision's failed hook runs")
+	assert.Zero(t, podCreates(f.Actions()), "%v", f.Actions())
+	assert.Contains(t, f.GetRS("web-3").Annotations[v1alpha1.WaitingAnnotation], "the failed hook of web-2 runs first (pod web-2-failure-hook)")
+}

@@ -125,6 +125,15 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	if revision.Phase(live) != v1alpha1.RevisionPhaseNew || revision.Cancelled(live) {
 		return nil // the cache is behind; the update event brings the revision back
 	}
+	if older := c.pendingFailureHook(live); older != "" {
+		// A superseded revision's failed hook (failedOnSupersede) runs before the next
+		// rollout; its end enqueues this revision again.
+		if err := c.markWaiting(ctx, live, fmt.Sprintf("the failed hook of %s runs first (pod %s)",
+			older, v1alpha1.FailureHookRunnerName(older))); err != nil {
+			return err
+		}
+		return plumbing.RequeueAfter(failureHookRecheck, "an older revision's failed hook runs")
+	}
 	pod, spec, err := PodFor(live, c.defaults)
 	if err != nil {
 		return c.transition(ctx, dc, live, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,

@@ -300,6 +300,9 @@ func revisionNode(rs *appsv1.ReplicaSet, active bool) *treeNode {
 		if reason := revision.StatusReasonText(rs); reason != "" {
 			node.info = append(node.info, reason)
 		}
+		if state, msg := v1alpha1.FailureHookStateOf(rs); state != "" {
+			node.info = append(node.info, strings.TrimSuffix("failed hook "+string(state)+": "+msg, ": "))
+		}
 	case v1alpha1.RevisionPhaseComplete:
 		switch {
 		case replicas == 0:

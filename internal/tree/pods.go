@@ -39,6 +39,8 @@ func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 				n.info = []string{failureText(p, false)} // the revision's row gives its message
 			}
 			out = append(out, n)
+		case p.Labels[v1alpha1.FailureHookForLabel] == rs.Name:
+			hooks = append(hooks, hook{p.CreationTimestamp.Time, runOncePodNode(p, "Failure-hook runner")})
 		case p.Labels[v1alpha1.HookStageLabel] != "" && p.Labels[v1alpha1.RevisionLabel] == number:
 			hooks = append(hooks, hook{p.CreationTimestamp.Time, runOncePodNode(p, "Hook "+p.Labels[v1alpha1.HookStageLabel])})
 		}
