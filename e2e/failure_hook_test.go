@@ -179,3 +179,23 @@ func TestFailureHookAfterCancelAndADeletedDeployer(t *testing.T) {
 		})
 	}
 }
+
+// An exec failure hook runs in the old revision's pods (the default for a failed hook),
+// through an ExecutionHook that the ExecutionHook controller verifies against the
+// revision's snapshot, before revision 1 is scaled back up.
+func TestFailureHookExecRunsInTheOldPods(t *testing.T) {
+	requireController(t)
+	dc := failingRollout(5)
+	dc.Spec.Strategy.RollingParams.Failed = dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, "", 30, `echo "undo in version $VERSION"`)
+	s := env.Given(t).DeploymentConfig(dc)
+	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(2)
+	order := watchFailureOrder(t, s.NS)
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) { framework.SetVersion(dc, 2); neverReady(dc) }).
+		Then().RevisionPhase(2, failed).RevisionReplicas(1, 2).ReadyPods(2)
+	state, msg := stagehandv1.FailureHookStateOf(revisionWeb(t, s.NS, 2))
+	assert.Equal(t, stagehandv1.FailureHookSucceeded, state, msg)
+	hooks := executionHooksOf(t, s.NS, 2)
+	require.Contains(t, hooks, "web-2-hook-failed")
+	checkEveryPod(t, hooks["web-2-hook-failed"], 1, "undo in version 1")
+	order.checkHookBeforeRollback(t)
+}

@@ -16,7 +16,7 @@ type HookStart struct {
 	Pod      *corev1.Pod    // the hook pod as first seen
 	Stage    string         // pre, mid or post
 	Revision string         // the revision number the hook belongs to
-	Pods     map[string]int // application pods per revision number, terminating ones included
+	Pods     map[string]int // running application pods per revision number, terminating ones included
 	Ready    map[string]int // ready, non-terminating application pods per revision number
 }
 
@@ -62,7 +62,9 @@ func (w *HookWatcher) added(obj any) {
 		Revision: pod.Labels[stagehandv1.RevisionLabel], Pods: map[string]int{}, Ready: map[string]int{}}
 	for _, o := range w.store.List() {
 		p := o.(*corev1.Pod)
-		if p.Labels[stagehandv1.HookStageLabel] != "" || p.Labels[stagehandv1.DeployerPodForLabel] != "" {
+		// A finished pod no longer runs (Recreate goes on once the old pods have stopped,
+		// as the Deployment controller does); its object may stay a moment longer.
+		if p.Labels[stagehandv1.HookStageLabel] != "" || p.Labels[stagehandv1.DeployerPodForLabel] != "" || PodFinished(p) {
 			continue
 		}
 		rev := p.Labels[stagehandv1.RevisionLabel]
