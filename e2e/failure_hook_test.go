@@ -199,3 +199,19 @@ func TestFailureHookExecRunsInTheOldPods(t *testing.T) {
 	checkEveryPod(t, hooks["web-2-hook-failed"], 1, "undo in version 1")
 	order.checkHookBeforeRollback(t)
 }
+
+// The first revision of a DC has nothing to roll back to: its failed hook still runs once.
+func TestFailureHookRunsForTheFirstRevision(t *testing.T) {
+	requireController(t)
+	dc := failingRollout(60)
+	dc.Spec.Strategy.RollingParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 3")
+	s := env.Given(t).DeploymentConfig(dc)
+	s.When().Created().Then().RevisionPhase(1, failed)
+	require.Eventually(t, func() bool {
+		state, _ := stagehandv1.FailureHookStateOf(revisionWeb(t, s.NS, 1))
+		return state == stagehandv1.FailureHookSucceeded
+	}, framework.RolloutTimeout, 200*time.Millisecond)
+	assert.Equal(t, 1, s.Deployers()["web-1-failure-hook"])
+	logs := pluginOK(t, s.NS, "rollout", "logs", "dc/web")
+	assert.Contains(t, logs.Stdout, "undoing the migration of version 1")
+}
