@@ -133,9 +133,9 @@ func TestFailureHookRunningIsRequeuedAtItsBound(t *testing.T) {
 // With failedOnSupersede, a superseded revision's failed hook runs before the next
 // rollout: the new revision's deployer pod waits, and says what for.
 func TestNextRolloutWaitsForASupersededRevisionsFailureHook(t *testing.T) {
-	dc, rs := failedWithHook(t, v1alpha1.ReasonSuperseded)
+	dc, _ := failedWithHook(t, v1alpha1.ReasonSuperseded)
 	dc.Spec.Strategy.RollingParams.FailedOnSupersede = true
-	rs = controllertest.Revision(t, dc, 2, v1alpha1.RevisionPhaseFailed, 0)
+	rs := controllertest.Revision(t, dc, 2, v1alpha1.RevisionPhaseFailed, 0)
 	rs.Annotations[v1alpha1.StatusReasonAnnotation] = v1alpha1.ReasonSuperseded + ": a newer revision"
 	rs.Annotations[v1alpha1.FailureHookAnnotation] = string(v1alpha1.FailureHookRunning)
 	dc = controllertest.WithLatest(dc, 3)
