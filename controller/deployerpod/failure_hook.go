@@ -14,6 +14,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
@@ -59,7 +60,7 @@ func (c *Controller) syncFailureHook(ctx context.Context, dc *v1alpha1.Deploymen
 	return c.boundFailureHook(ctx, dc, rs, pod)
 }
 
-// boundFailureHook stops a runner that ran past the hook's bound plus the start slack,
+// boundFailureHook stops a runner that ran past the hook's bound plus the start slack, and its hook pod,
 // whatever the node did with its activeDeadlineSeconds, so that the rollback never waits
 // longer; otherwise it checks again at that moment.
 func (c *Controller) boundFailureHook(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, pod *corev1.Pod) error {
@@ -72,8 +73,8 @@ func (c *Controller) boundFailureHook(ctx context.Context, dc *v1alpha1.Deployme
 	if c.now().Before(deadline) {
 		return plumbing.RequeueAfter(deadline.Sub(c.now())+time.Second, "the failure hook runs")
 	}
-	if err := c.kube.CoreV1().Pods(rs.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the failure-hook runner %s after its bound: %w", pod.Name, err)
+	if err := phase.DeleteFailureHookPods(ctx, c.kube, rs, pod); err != nil {
+		return fmt.Errorf("stopping the failed hook of %s after its bound: %w", rs.Name, err)
 	}
 	c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventFailureHookTimedOut, v1alpha1.MsgFailureHookTimedOut, rs.Name, bound, pod.Name)
 	return c.markFailureHook(ctx, dc, rs, v1alpha1.FailureHookTimedOut,

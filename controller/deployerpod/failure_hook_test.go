@@ -148,3 +148,21 @@ func TestNextRolloutWaitsForASupersededRevisionsFailureHook(t *testing.T) {
 	assert.Zero(t, podCreates(f.Actions()), "%v", f.Actions())
 	assert.Contains(t, f.GetRS("web-3").Annotations[v1alpha1.WaitingAnnotation], "the failed hook of web-2 runs first (pod web-2-failure-hook)")
 }
+
+// A runner past its bound is deleted with the hook pod it started.
+func TestFailureHookPastItsBoundStopsItsHookPod(t *testing.T) {
+	dc, rs := failedWithHook(t, v1alpha1.ReasonHookFailed)
+	rs.Annotations[v1alpha1.FailureHookAnnotation] = string(v1alpha1.FailureHookRunning)
+	old := runner(t, rs, corev1.PodRunning, time.Now().Add(-time.Hour))
+	hook := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2-hook-failed", Namespace: "ns", UID: "uid-hook",
+		Labels: map[string]string{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2", v1alpha1.HookStageLabel: v1alpha1.FailureHookStage},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}}}
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, old, hook)
+	require.NoError(t, f.syncRevision("web-2"))
+	state, _ := v1alpha1.FailureHookStateOf(f.GetRS("web-2"))
+	assert.Equal(t, v1alpha1.FailureHookTimedOut, state)
+	for _, name := range []string{"web-2-failure-hook", "web-2-hook-failed"} {
+		_, err := f.Kube.CoreV1().Pods("ns").Get(t.Context(), name, metav1.GetOptions{})
+		assert.Error(t, err, "%s is deleted", name)
+	}
+}

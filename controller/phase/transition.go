@@ -176,3 +176,23 @@ func FailureHookRunner(ctx context.Context, pods corev1client.PodInterface, rs *
 	}
 	return pods.Get(ctx, v1alpha1.FailureHookRunnerName(rs.Name), metav1.GetOptions{})
 }
+
+// DeleteFailureHookPods deletes the failure-hook runner pod of rs and the hook pods of
+// its failed stage (a runner that ran past its bound leaves its hook pod behind otherwise).
+func DeleteFailureHookPods(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet, runner *corev1.Pod) error {
+	if err := deleteOwned(ctx, kube, runner); err != nil {
+		return fmt.Errorf("deleting the failure-hook runner %s: %w", runner.Name, err)
+	}
+	hooks, err := kube.CoreV1().Pods(rs.Namespace).List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, v1alpha1.FailureHookStage).String()})
+	if err != nil {
+		return fmt.Errorf("listing the failed hook's pods of %s: %w", rs.Name, err)
+	}
+	for i := range hooks.Items {
+		if p := &hooks.Items[i]; p.DeletionTimestamp == nil && revision.Owns(rs, p) {
+			if err := deleteOwned(ctx, kube, p); err != nil {
+				return fmt.Errorf("deleting the failed hook's pod %s: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
