@@ -155,7 +155,7 @@ func TestFailureHookPastItsBoundStopsItsHookPod(t *testing.T) {
 	rs.Annotations[v1alpha1.FailureHookAnnotation] = string(v1alpha1.FailureHookRunning)
 	old := runner(t, rs, corev1.PodRunning, time.Now().Add(-time.Hour))
 	hook := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2-hook-failed", Namespace: "ns", UID: "uid-hook",
-		Labels: map[string]string{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2", v1alpha1.HookStageLabel: v1alpha1.FailureHookStage},
+		Labels:          map[string]string{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2", v1alpha1.HookStageLabel: v1alpha1.FailureHookStage},
 		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}}}
 	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs, old, hook)
 	require.NoError(t, f.syncRevision("web-2"))
