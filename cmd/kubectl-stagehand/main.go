@@ -53,7 +53,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl stagehand exec status HOOK
   kubectl stagehand defer status [POD] [-A]
   kubectl stagehand defer release POD [--reason TEXT]
-  kubectl stagehand convert -f openshift-dc.yaml`,
+  kubectl stagehand convert -f openshift-dc.yaml
+  kubectl stagehand adopt deployment/NAME [--dry-run=client|server] [-o yaml]`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.String("kubectl-stagehand"),
@@ -61,7 +62,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams),
-		newDeferCommand(flags, streams))
+		newDeferCommand(flags, streams), newAdoptCommand(flags, streams))
 	root.AddCommand(newSetCommand(flags, streams))
 	root.AddCommand(newGetCommand(flags, streams))
 	return root

@@ -36,6 +36,14 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause revisionCause) (*
 		return nil, err
 	}
 	cause.annotate(rs.Annotations)
+	if n == 1 && dc.Annotations[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptReady {
+		// Adopted (docs/adopt.md): the running pods, relabelled for revision 1, are the
+		// rollout; its ReplicaSet adopts them with their count and runs no deployer.
+		rs.Spec.Replicas = dc.Spec.Replicas
+		rs.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseComplete)
+		rs.Annotations[v1alpha1.StatusReasonAnnotation] = revision.FormatStatusReason(v1alpha1.ReasonCompleted,
+			"adopted from Deployment "+dc.Name+": its running pods are revision 1")
+	}
 	return rs, nil
 }
 

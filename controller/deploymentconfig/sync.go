@@ -178,6 +178,9 @@ func needsNewRevision(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, 
 	if dc.Spec.Paused {
 		return false
 	}
+	if latest == nil && dc.Annotations[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptPending {
+		return false // kubectl stagehand adopt has not handed the pods over yet
+	}
 	if pendingCreate(dc, req) != nil {
 		return true
 	}

@@ -1,0 +1,16 @@
+package v1alpha1
+
+// Adoption of a running Deployment (kubectl stagehand adopt, docs/adopt.md).
+const (
+	// AdoptAnnotation on a DeploymentConfig made by kubectl stagehand adopt says where the
+	// adoption is: AdoptPending (the controller creates no revision yet) or AdoptReady (the
+	// pods are relabelled and orphaned: the controller creates revision 1 Complete, with
+	// spec.replicas, and no deployer pod, and its ReplicaSet adopts them).
+	AdoptAnnotation = GroupName + "/adopt"
+	// AdoptReplicaSetAnnotation names the Deployment's ReplicaSet whose pods become
+	// revision 1, so that a rerun after the Deployment is gone finds them.
+	AdoptReplicaSetAnnotation = GroupName + "/adopt-replicaset"
+
+	AdoptPending = "Pending"
+	AdoptReady   = "Ready"
+)

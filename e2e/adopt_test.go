@@ -1,0 +1,186 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/e2e/framework"
+)
+
+// readyWatch records, on a watch of the app=web pods, every pod UID it saw and every
+// moment a pod it had seen ready was not ready (while not being deleted).
+type readyWatch struct {
+	mu       sync.Mutex
+	wasReady map[string]bool
+	unready  []string
+}
+
+func watchNeverUnready(t *testing.T, ns string) *readyWatch {
+	t.Helper()
+	w := &readyWatch{wasReady: map[string]bool{}}
+	pods := env.Kube.CoreV1().Pods(ns)
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = "app=web"
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = "app=web"
+			return pods.Watch(ctx, o)
+		},
+	}, &corev1.Pod{}, 0, cache.Indexers{})
+	see := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		ready := framework.PodReady(p) && p.DeletionTimestamp == nil
+		if w.wasReady[string(p.UID)] && !ready {
+			w.unready = append(w.unready, p.Name)
+		}
+		if ready {
+			w.wasReady[string(p.UID)] = true
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) },
+		DeleteFunc: func(o any) {
+			if p, ok := o.(*corev1.Pod); ok {
+				w.mu.Lock()
+				w.unready = append(w.unready, p.Name+" (deleted)")
+				w.mu.Unlock()
+			}
+		}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go inf.RunWithContext(ctx)
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+	return w
+}
+
+func webDeployment(replicas int32) *appsv1.Deployment {
+	dc := framework.NewDeploymentConfig("web", replicas, stagehandv1.DeploymentStrategyTypeRolling)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: dc.Spec.Template},
+	}
+}
+
+// A running 4-replica Deployment is adopted: the same pods (UIDs), never unready, become
+// revision 1, Complete 4/4; the Deployment is gone; the next change rolls out revision 2.
+func TestAdoptKeepsEveryPod(t *testing.T) {
+	requireController(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	// A Deployment with history: version 1, then version 2 (its first ReplicaSet at 0)
+	_, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, webDeployment(4), metav1.CreateOptions{})
+	require.NoError(t, err)
+	d2 := webDeployment(4)
+	framework.SetVersion(&stagehandv1.DeploymentConfig{Spec: stagehandv1.DeploymentConfigSpec{Template: d2.Spec.Template}}, 2)
+	require.Eventually(t, func() bool {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		d.Spec.Template = d2.Spec.Template
+		_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	env.WaitForPods(t, ns, "app=web", framework.RolloutTimeout, "4 ready pods of version 2, and no other", func(pods []*corev1.Pod) bool {
+		ready := 0
+		for _, p := range pods {
+			if framework.PodReady(p) && p.Spec.Containers[0].Env[0].Value == "2" {
+				ready++
+			}
+		}
+		return ready == 4 && len(pods) == 4
+	})
+	before, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	watched := watchNeverUnready(t, ns)
+
+	dry := pluginOK(t, ns, "adopt", "deployment/web", "--dry-run=server", "-o", "yaml")
+	assert.Contains(t, dry.Stdout, "kind: DeploymentConfig")
+	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "a server dry run creates nothing")
+
+	out := pluginOK(t, ns, "adopt", "deployment/web")
+	assert.Contains(t, out.Stdout, "deployment/web adopted")
+
+	_, err = env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Deployment is gone")
+	left, err := env.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: appsv1.DefaultDeploymentUniqueLabelKey})
+	require.NoError(t, err)
+	assert.Empty(t, left.Items, "the Deployment's ReplicaSets are gone, the older one at 0 included")
+	rs, err := env.Kube.AppsV1().ReplicaSets(ns).Get(ctx, "web-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, string(stagehandv1.RevisionPhaseComplete), rs.Annotations[stagehandv1.PhaseAnnotation])
+	assert.Equal(t, int32(4), rs.Status.ReadyReplicas)
+	after, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	uids := func(l *corev1.PodList) []string {
+		var out []string
+		for _, p := range l.Items {
+			out = append(out, string(p.UID))
+		}
+		return out
+	}
+	assert.ElementsMatch(t, uids(before), uids(after), "the same pods, by UID")
+	for _, p := range after.Items {
+		ref := metav1.GetControllerOfNoCopy(&p)
+		require.NotNil(t, ref, p.Name)
+		assert.Equal(t, "web-1", ref.Name, "%s belongs to revision 1", p.Name)
+	}
+	watched.mu.Lock()
+	assert.Empty(t, watched.unready, "no pod was ever not ready")
+	watched.mu.Unlock()
+	deployers, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: stagehandv1.DeployerPodForLabel})
+	require.NoError(t, err)
+	assert.Empty(t, deployers.Items, "no deployer ran for the adoption")
+
+	// The next change is the first rollout
+	pluginOK(t, ns, "set", "env", "dc/web", "VERSION=3")
+	require.Eventually(t, func() bool {
+		rs, err := env.Kube.AppsV1().ReplicaSets(ns).Get(ctx, "web-2", metav1.GetOptions{})
+		return err == nil && rs.Annotations[stagehandv1.PhaseAnnotation] == string(stagehandv1.RevisionPhaseComplete)
+	}, framework.RolloutTimeout, 200*time.Millisecond)
+}
+
+// adopt refuses, naming the reason, a name a DeploymentConfig already has and a
+// Deployment that an HPA scales; nothing is changed.
+func TestAdoptRefusals(t *testing.T) {
+	requireController(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	_, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, webDeployment(1), metav1.CreateOptions{})
+	require.NoError(t, err)
+	env.WaitForPods(t, ns, "app=web", framework.RolloutTimeout, "1 pod", func(pods []*corev1.Pod) bool { return len(pods) == 1 })
+	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
+	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
+	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	r := plugin(t, ns, "adopt", "deployment/web")
+	assert.NotZero(t, r.ExitCode)
+	assert.Contains(t, r.Stderr, "a DeploymentConfig named web exists")
+	_, err = env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	assert.NoError(t, err, "the Deployment is left alone")
+}

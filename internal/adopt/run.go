@@ -1,0 +1,173 @@
+package adopt
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Adopter carries out kubectl stagehand adopt in one namespace. Every step looks at what
+// is there first, so a rerun after an interruption finishes the adoption.
+type Adopter struct {
+	Kube      kubernetes.Interface
+	Stagehand stagehandclient.Interface
+	Namespace string
+	// Progress receives one line per step taken.
+	Progress func(format string, args ...any)
+	// Poll is the interval of the waits; Timeout bounds each wait.
+	Poll, Timeout time.Duration
+	// KeepHistory keeps the Deployment's older ReplicaSets (at 0 pods); by default they go.
+	KeepHistory bool
+}
+
+// Refused is an adoption that is not started: the reason says what to do.
+type Refused struct{ Reason string }
+
+func (e *Refused) Error() string { return e.Reason }
+
+func refusedf(format string, args ...any) error {
+	return &Refused{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Plan reads the Deployment name and returns the DeploymentConfig that adopts it, with
+// the warnings of the mapping, or a Refused error: no such Deployment, a
+// DeploymentConfig of that name, a rollout in progress, an HPA, or a missing permission.
+func (a *Adopter) Plan(ctx context.Context, name string) (*v1alpha1.DeploymentConfig, []string, error) {
+	d, err := a.Kube.AppsV1().Deployments(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, refusedf("deployment %s not found in namespace %s", name, a.Namespace)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		return nil, nil, refusedf("a DeploymentConfig named %s exists in namespace %s: adopt makes one of the Deployment's name; rename or delete it first", name, a.Namespace)
+	} else if !apierrors.IsNotFound(err) {
+		return nil, nil, err
+	}
+	current, err := a.currentReplicaSet(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.refuseHPA(ctx, name); err != nil {
+		return nil, nil, err
+	}
+	if err := a.checkAccess(ctx); err != nil {
+		return nil, nil, err
+	}
+	dc, warnings, err := ConfigFrom(d)
+	if err != nil {
+		return nil, nil, refusedf("%v", err)
+	}
+	if dc.Annotations == nil {
+		dc.Annotations = map[string]string{}
+	}
+	dc.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptPending
+	dc.Annotations[v1alpha1.AdoptReplicaSetAnnotation] = current.Name
+	return dc, warnings, nil
+}
+
+// currentReplicaSet is the Deployment's one ReplicaSet with pods; more than one is a
+// rollout in progress.
+func (a *Adopter) currentReplicaSet(ctx context.Context, d *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, refusedf("deployment %s has an invalid selector: %v", d.Name, err)
+	}
+	list, err := a.Kube.AppsV1().ReplicaSets(a.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	var withPods []*appsv1.ReplicaSet
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == d.UID && (rs.Status.Replicas > 0 || ptrValue(rs.Spec.Replicas) > 0) {
+			withPods = append(withPods, rs)
+		}
+	}
+	switch len(withPods) {
+	case 1:
+		return withPods[0], nil
+	case 0:
+		return nil, refusedf("deployment %s has no ReplicaSet with pods: scale it up, or create the DeploymentConfig yourself", d.Name)
+	}
+	return nil, refusedf("deployment %s is mid-rollout: %d of its ReplicaSets have pods; wait for kubectl rollout status deployment/%s, then adopt", d.Name, len(withPods), d.Name)
+}
+
+// refuseHPA refuses a Deployment that a HorizontalPodAutoscaler scales.
+func (a *Adopter) refuseHPA(ctx context.Context, name string) error {
+	hpas, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, h := range hpas.Items {
+		if ref := h.Spec.ScaleTargetRef; ref.Kind == "Deployment" && ref.Name == name {
+			return refusedf("HorizontalPodAutoscaler %s scales deployment %s: retarget it to the DeploymentConfig's scale subresource after the adoption, or delete it first", h.Name, name)
+		}
+	}
+	return nil
+}
+
+// access is what the steps need, checked first with SelfSubjectAccessReviews.
+var access = []authorizationv1.ResourceAttributes{
+	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "create"},
+	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "update"},
+	{Group: "apps", Resource: "deployments", Verb: "delete"},
+	{Group: "apps", Resource: "replicasets", Verb: "delete"},
+	{Resource: "pods", Verb: "patch"},
+}
+
+func (a *Adopter) checkAccess(ctx context.Context) error {
+	for _, attr := range access {
+		attr.Namespace = a.Namespace
+		r, err := a.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("checking %s %s: %w", attr.Verb, attr.Resource, err)
+		}
+		if !r.Status.Allowed {
+			return refusedf("adopt needs %s on %s in namespace %s, which you lack; nothing was changed", attr.Verb, attr.Resource, a.Namespace)
+		}
+	}
+	return nil
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// waitFor polls cond every Poll until it holds or Timeout passes.
+func (a *Adopter) waitFor(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
+	if err := wait.PollUntilContextTimeout(ctx, a.Poll, a.Timeout, true, cond); err != nil {
+		return fmt.Errorf("waiting for %s: %w; run the same adopt command again to go on", what, err)
+	}
+	return nil
+}
+
+// podsOf selects the pods of the Deployment's ReplicaSet rsName: the DC's selector and the
+// ReplicaSet's pod-template-hash.
+func podsOf(dc *v1alpha1.DeploymentConfig, hash string) (labels.Selector, error) {
+	sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	req, err := labels.NewRequirement(appsv1.DefaultDeploymentUniqueLabelKey, "=", []string{hash})
+	if err != nil {
+		return nil, err
+	}
+	return sel.Add(*req), nil
+}

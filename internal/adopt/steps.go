@@ -1,0 +1,168 @@
+package adopt
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+)
+
+// Adopt carries out the adoption of the Deployment name (docs/adopt.md): it creates the
+// planned DeploymentConfig (nil on a rerun that finds it), orphans the Deployment and its
+// ReplicaSets, relabels the running pods for revision 1, hands them to the controller and
+// waits until revision 1 owns them. Every step is skipped when it is already done.
+func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.DeploymentConfig) (*v1alpha1.DeploymentConfig, error) {
+	dcs := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace)
+	dc, err := dcs.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && planned != nil:
+		if dc, err = dcs.Create(ctx, planned, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		a.Progress("created deploymentconfig/%s; revision 1 waits for the Deployment's pods", name)
+	case err != nil:
+		return nil, err
+	case dc.Annotations[v1alpha1.AdoptAnnotation] == "":
+		return nil, refusedf("deploymentconfig/%s exists and is not an adoption in progress", name)
+	}
+	if dc.Annotations[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptPending {
+		if err := a.handOver(ctx, dc); err != nil {
+			return nil, err
+		}
+	}
+	return dc, a.waitAdopted(ctx, dc)
+}
+
+// handOver orphans the Deployment and its ReplicaSets, relabels the pods and marks the
+// DeploymentConfig Ready.
+func (a *Adopter) handOver(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
+	orphan := metav1.DeletePropagationOrphan
+	deployments := a.Kube.AppsV1().Deployments(a.Namespace)
+	if err := deployments.Delete(ctx, dc.Name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err == nil {
+		a.Progress("deleted deployment/%s, leaving its ReplicaSets and pods running", dc.Name)
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := a.waitFor(ctx, "deployment/"+dc.Name+" to be gone", func(ctx context.Context) (bool, error) {
+		_, err := deployments.Get(ctx, dc.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	}); err != nil {
+		return err
+	}
+	rsName := dc.Annotations[v1alpha1.AdoptReplicaSetAnnotation]
+	if err := a.Kube.AppsV1().ReplicaSets(a.Namespace).Delete(ctx, rsName, metav1.DeleteOptions{PropagationPolicy: &orphan}); err == nil {
+		a.Progress("deleted replicaset/%s, leaving its pods running", rsName)
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := a.deleteHistory(ctx, dc); err != nil {
+		return err
+	}
+	if err := a.relabel(ctx, dc, strings.TrimPrefix(rsName, dc.Name+"-")); err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, dc.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		live.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptReady
+		_, err = a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Update(ctx, live, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// deleteHistory deletes the Deployment's older ReplicaSets, which run no pod (labelled
+// pod-template-hash, selected by the DC's selector, not a revision), unless KeepHistory.
+func (a *Adopter) deleteHistory(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
+	if a.KeepHistory {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	rss := a.Kube.AppsV1().ReplicaSets(a.Namespace)
+	list, err := rss.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	orphan := metav1.DeletePropagationOrphan
+	for _, rs := range list.Items {
+		if rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == "" || rs.Labels[v1alpha1.ConfigLabel] != "" || rs.Status.Replicas > 0 {
+			continue
+		}
+		if err := rss.Delete(ctx, rs.Name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		a.Progress("deleted replicaset/%s, an older revision of the Deployment at 0 pods (--keep-history keeps them)", rs.Name)
+	}
+	return nil
+}
+
+// relabel gives the pods of the Deployment's ReplicaSet (pod-template-hash) the labels of
+// revision 1, and waits until none has a controller any more.
+func (a *Adopter) relabel(ctx context.Context, dc *v1alpha1.DeploymentConfig, hash string) error {
+	sel, err := podsOf(dc, hash)
+	if err != nil {
+		return err
+	}
+	pods := a.Kube.CoreV1().Pods(a.Namespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{
+		v1alpha1.ConfigLabel: dc.Name, v1alpha1.RevisionLabel: "1"}}})
+	for _, p := range list.Items {
+		if p.Labels[v1alpha1.RevisionLabel] == "1" && p.Labels[v1alpha1.ConfigLabel] == dc.Name {
+			continue
+		}
+		if _, err := pods.Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	a.Progress("labelled %d pods as revision 1 of deploymentconfig/%s", len(list.Items), dc.Name)
+	return a.waitFor(ctx, "the pods to lose their ReplicaSet owner", func(ctx context.Context) (bool, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return false, err
+		}
+		for i := range list.Items {
+			if ref := metav1.GetControllerOfNoCopy(&list.Items[i]); ref != nil && ref.Name != v1alpha1.RevisionName(dc.Name, 1) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// waitAdopted waits until revision 1 is Complete and its ReplicaSet counts every pod as
+// its own, ready.
+func (a *Adopter) waitAdopted(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
+	name := v1alpha1.RevisionName(dc.Name, 1)
+	return a.waitFor(ctx, "revision "+name+" to own the pods", func(ctx context.Context) (bool, error) {
+		rs, err := a.Kube.AppsV1().ReplicaSets(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		want := ptrValue(rs.Spec.Replicas)
+		return revision.Phase(rs) == v1alpha1.RevisionPhaseComplete && rs.Status.ObservedGeneration >= rs.Generation &&
+			rs.Status.Replicas == want && rs.Status.ReadyReplicas == want, nil
+	})
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
