@@ -135,6 +135,10 @@ func TestAdoptKeepsEveryPod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(stagehandv1.RevisionPhaseComplete), rs.Annotations[stagehandv1.PhaseAnnotation])
 	assert.Equal(t, int32(4), rs.Status.ReadyReplicas)
+	assert.Equal(t, "deployment/web", rs.Annotations[stagehandv1.AdoptedFromAnnotation])
+	get := pluginOK(t, ns, "get", "dc/web")
+	assert.Contains(t, get.Stdout, "adopted from deployment/web")
+	assert.NotContains(t, get.Stdout, "web-1-deploy", "an adopted revision never had a deployer pod")
 	after, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 	require.NoError(t, err)
 	uids := func(l *corev1.PodList) []string {

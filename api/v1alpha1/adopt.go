@@ -10,6 +10,9 @@ const (
 	// AdoptReplicaSetAnnotation names the Deployment's ReplicaSet whose pods become
 	// revision 1, so that a rerun after the Deployment is gone finds them.
 	AdoptReplicaSetAnnotation = GroupName + "/adopt-replicaset"
+	// AdoptedFromAnnotation on revision 1 of an adopted DeploymentConfig names the
+	// Deployment whose pods it took over (deployment/NAME): it never had a deployer pod.
+	AdoptedFromAnnotation = GroupName + "/adopted-from"
 
 	AdoptPending = "Pending"
 	AdoptReady   = "Ready"

@@ -41,6 +41,7 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause revisionCause) (*
 		// rollout; its ReplicaSet adopts them with their count and runs no deployer.
 		rs.Spec.Replicas = dc.Spec.Replicas
 		rs.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseComplete)
+		rs.Annotations[v1alpha1.AdoptedFromAnnotation] = "deployment/" + dc.Name
 		rs.Annotations[v1alpha1.StatusReasonAnnotation] = revision.FormatStatusReason(v1alpha1.ReasonCompleted,
 			"adopted from Deployment "+dc.Name+": its running pods are revision 1")
 	}

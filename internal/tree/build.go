@@ -304,6 +304,9 @@ func revisionNode(rs *appsv1.ReplicaSet, active bool) *treeNode {
 			node.info = append(node.info, strings.TrimSuffix("failed hook "+string(state)+": "+msg, ": "))
 		}
 	case v1alpha1.RevisionPhaseComplete:
+		if from := rs.Annotations[v1alpha1.AdoptedFromAnnotation]; from != "" {
+			node.info = append(node.info, "adopted from "+from)
+		}
 		switch {
 		case replicas == 0:
 			node.mark = markInactive

@@ -45,7 +45,7 @@ func (o *Objects) runOnceNodes(rs *appsv1.ReplicaSet) []*treeNode {
 			hooks = append(hooks, hook{p.CreationTimestamp.Time, runOncePodNode(p, "Hook "+p.Labels[v1alpha1.HookStageLabel])})
 		}
 	}
-	if !found {
+	if !found && rs.Annotations[v1alpha1.AdoptedFromAnnotation] == "" { // an adopted revision never had one
 		out = append(out, missingDeployer(rs, deployer))
 	}
 	for _, h := range o.ExecutionHooks {
