@@ -164,9 +164,35 @@ func TestAdoptKeepsEveryPod(t *testing.T) {
 	// The next change is the first rollout
 	pluginOK(t, ns, "set", "env", "dc/web", "VERSION=3")
 	require.Eventually(t, func() bool {
-		rs, err := env.Kube.AppsV1().ReplicaSets(ns).Get(ctx, "web-2", metav1.GetOptions{})
-		return err == nil && rs.Annotations[stagehandv1.PhaseAnnotation] == string(stagehandv1.RevisionPhaseComplete)
-	}, framework.RolloutTimeout, 200*time.Millisecond)
+		dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && dc.Status.LatestVersion == 2 && dc.Status.Phase == stagehandv1.RevisionPhaseComplete &&
+			dc.Status.ReadyReplicas == 4 && dc.Status.Replicas == 4
+	}, framework.RolloutTimeout, 200*time.Millisecond, "revision 2 rolls out")
+
+	// eject: a Deployment takes the same pods over, and kubectl rollout restart works on it
+	running, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	ejected := watchNeverUnready(t, ns)
+	out = pluginOK(t, ns, "eject", "dc/web")
+	assert.Contains(t, out.Stdout, "deploymentconfig/web ejected")
+	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the DeploymentConfig is gone")
+	d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, d.Spec.Paused)
+	now, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, uids(running), uids(now), "the same pods serve the Deployment")
+	ejected.mu.Lock()
+	assert.Empty(t, ejected.unready, "no pod was ever not ready during eject")
+	ejected.mu.Unlock()
+	_, err = env.Kubectl(ns, "rollout", "restart", "deployment/web")
+	require.NoError(t, err)
+	_, err = env.Kubectl(ns, "rollout", "status", "deployment/web", "--timeout=120s")
+	require.NoError(t, err)
+	restarted, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	assert.NotEqual(t, uids(now), uids(restarted), "rollout restart replaced the pods")
 }
 
 // adopt refuses, naming the reason, a name a DeploymentConfig already has and a
@@ -180,6 +206,8 @@ func TestAdoptRefusals(t *testing.T) {
 	env.WaitForPods(t, ns, "app=web", framework.RolloutTimeout, "1 pod", func(pods []*corev1.Pod) bool { return len(pods) == 1 })
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
+	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
+		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
 	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, metav1.CreateOptions{})
 	require.NoError(t, err)
 	r := plugin(t, ns, "adopt", "deployment/web")
@@ -187,4 +215,12 @@ func TestAdoptRefusals(t *testing.T) {
 	assert.Contains(t, r.Stderr, "a DeploymentConfig named web exists")
 	_, err = env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	assert.NoError(t, err, "the Deployment is left alone")
+
+	// eject says what a Deployment cannot carry, and wants --yes for it
+	r = plugin(t, ns, "eject", "dc/web")
+	assert.NotZero(t, r.ExitCode)
+	assert.Contains(t, r.Stderr, "the pre hook")
+	assert.Contains(t, r.Stderr, "nothing was changed; run again with --yes")
+	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+	assert.NoError(t, err, "the DeploymentConfig is left alone")
 }

@@ -54,7 +54,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl stagehand defer status [POD] [-A]
   kubectl stagehand defer release POD [--reason TEXT]
   kubectl stagehand convert -f openshift-dc.yaml
-  kubectl stagehand adopt deployment/NAME [--dry-run=client|server] [-o yaml]`,
+  kubectl stagehand adopt deployment/NAME [--dry-run=client|server] [-o yaml]
+  kubectl stagehand eject dc/NAME [--yes]`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.String("kubectl-stagehand"),
@@ -62,7 +63,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newRolloutCommand(flags, streams), newConvertCommand(streams), newExecCommand(flags, streams),
-		newDeferCommand(flags, streams), newAdoptCommand(flags, streams))
+		newDeferCommand(flags, streams), newAdoptCommand(flags, streams), newEjectCommand(flags, streams))
 	root.AddCommand(newSetCommand(flags, streams))
 	root.AddCommand(newGetCommand(flags, streams))
 	return root
