@@ -18,7 +18,7 @@ import (
 func newAdoptCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var o writeOptions
 	var timeout time.Duration
-	var keepHistory bool
+	var keepHistory, retargetHPA bool
 	cmd := &cobra.Command{
 		Use:   "adopt deployment/NAME [--dry-run=client|server] [-o yaml|json]",
 		Short: "Turn a running Deployment into a DeploymentConfig of the same name, with no pod restarted",
@@ -35,6 +35,7 @@ An adoption that was interrupted is finished by running the same command again.`
 	}
 	o.addFlags(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each step may wait")
+	cmd.Flags().BoolVar(&retargetHPA, "retarget-hpa", false, "point the Deployment's HorizontalPodAutoscalers at the DeploymentConfig's scale subresource (without it, an HPA is a refusal)")
 	cmd.Flags().BoolVar(&keepHistory, "keep-history", false, "keep the Deployment's older ReplicaSets (at 0 pods), which are deleted by default")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := o.validate(); err != nil {
@@ -51,7 +52,7 @@ An adoption that was interrupted is finished by running the same command again.`
 		if err != nil {
 			return err
 		}
-		a := &adopt.Adopter{Kube: c.Kube, Stagehand: c.Stagehand, Namespace: c.Namespace, Poll: 200 * time.Millisecond, Timeout: timeout, KeepHistory: keepHistory,
+		a := &adopt.Adopter{Kube: c.Kube, Stagehand: c.Stagehand, Namespace: c.Namespace, Poll: 200 * time.Millisecond, Timeout: timeout, KeepHistory: keepHistory, RetargetHPA: retargetHPA,
 			Progress: func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, format+"\n", args...) }}
 		ctx := cmd.Context()
 		dc, warnings, err := a.Plan(ctx, name)

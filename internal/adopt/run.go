@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -29,6 +30,9 @@ type Adopter struct {
 	Poll, Timeout time.Duration
 	// KeepHistory keeps the Deployment's older ReplicaSets (at 0 pods); by default they go.
 	KeepHistory bool
+	// RetargetHPA points the HorizontalPodAutoscalers of the Deployment at the
+	// DeploymentConfig's scale subresource once it is adopted; without it, an HPA is a refusal.
+	RetargetHPA bool
 }
 
 // Refused is an adoption that is not started: the reason says what to do.
@@ -105,16 +109,47 @@ func (a *Adopter) currentReplicaSet(ctx context.Context, d *appsv1.Deployment) (
 	return nil, refusedf("deployment %s is mid-rollout: %d of its ReplicaSets have pods; wait for kubectl rollout status deployment/%s, then adopt", d.Name, len(withPods), d.Name)
 }
 
-// refuseHPA refuses a Deployment that a HorizontalPodAutoscaler scales.
+// refuseHPA refuses a Deployment that a HorizontalPodAutoscaler scales, unless RetargetHPA.
 func (a *Adopter) refuseHPA(ctx context.Context, name string) error {
-	hpas, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).List(ctx, metav1.ListOptions{})
+	if a.RetargetHPA {
+		return nil
+	}
+	hpas, err := a.hpasOf(ctx, name)
+	if err != nil || len(hpas) == 0 {
+		return err
+	}
+	return refusedf("HorizontalPodAutoscaler %s scales deployment %s: adopt with --retarget-hpa to point it at the DeploymentConfig, or delete it first", hpas[0].Name, name)
+}
+
+// hpasOf are the HorizontalPodAutoscalers that scale the Deployment name.
+func (a *Adopter) hpasOf(ctx context.Context, name string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	list, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []autoscalingv2.HorizontalPodAutoscaler
+	for _, h := range list.Items {
+		if ref := h.Spec.ScaleTargetRef; ref.Kind == "Deployment" && ref.Name == name {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// retargetHPAs points the Deployment's HorizontalPodAutoscalers at the DeploymentConfig.
+func (a *Adopter) retargetHPAs(ctx context.Context, name string) error {
+	hpas, err := a.hpasOf(ctx, name)
 	if err != nil {
 		return err
 	}
-	for _, h := range hpas.Items {
-		if ref := h.Spec.ScaleTargetRef; ref.Kind == "Deployment" && ref.Name == name {
-			return refusedf("HorizontalPodAutoscaler %s scales deployment %s: retarget it to the DeploymentConfig's scale subresource after the adoption, or delete it first", h.Name, name)
+	for i := range hpas {
+		h := &hpas[i]
+		h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{
+			APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "DeploymentConfig", Name: name}
+		if _, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).Update(ctx, h, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("retargeting HorizontalPodAutoscaler %s: %w", h.Name, err)
 		}
+		a.Progress("horizontalpodautoscaler/%s now scales deploymentconfig/%s", h.Name, name)
 	}
 	return nil
 }
@@ -129,7 +164,11 @@ var access = []authorizationv1.ResourceAttributes{
 }
 
 func (a *Adopter) checkAccess(ctx context.Context) error {
-	for _, attr := range access {
+	needed := access
+	if a.RetargetHPA {
+		needed = append(needed[:len(needed):len(needed)], authorizationv1.ResourceAttributes{Group: "autoscaling", Resource: "horizontalpodautoscalers", Verb: "update"})
+	}
+	for _, attr := range needed {
 		attr.Namespace = a.Namespace
 		r, err := a.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 			&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}}, metav1.CreateOptions{})

@@ -38,7 +38,13 @@ func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.Depl
 			return nil, err
 		}
 	}
-	return dc, a.waitAdopted(ctx, dc)
+	if err := a.waitAdopted(ctx, dc); err != nil {
+		return nil, err
+	}
+	if a.RetargetHPA {
+		return dc, a.retargetHPAs(ctx, name)
+	}
+	return dc, nil
 }
 
 // handOver orphans the Deployment and its ReplicaSets, relabels the pods and marks the
