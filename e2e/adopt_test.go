@@ -161,19 +161,21 @@ func TestAdoptKeepsEveryPod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, deployers.Items, "no deployer ran for the adoption")
 
-	// The next change is the first rollout
+	// The next change is the first rollout, with the DC's hooks
+	pluginOK(t, ns, "set", "deployment-hook", "dc/web", "--post", "--", "/bin/sh", "-c", "echo post hook after the adoption")
 	pluginOK(t, ns, "set", "env", "dc/web", "VERSION=3")
 	require.Eventually(t, func() bool {
 		dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && dc.Status.LatestVersion == 2 && dc.Status.Phase == stagehandv1.RevisionPhaseComplete &&
 			dc.Status.ReadyReplicas == 4 && dc.Status.Replicas == 4
 	}, framework.RolloutTimeout, 200*time.Millisecond, "revision 2 rolls out")
+	assert.Contains(t, deployerLog(t, ns, "web-2"), "post hook after the adoption")
 
 	// eject: a Deployment takes the same pods over, and kubectl rollout restart works on it
 	running, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 	require.NoError(t, err)
 	ejected := watchNeverUnready(t, ns)
-	out = pluginOK(t, ns, "eject", "dc/web")
+	out = pluginOK(t, ns, "eject", "dc/web", "--yes") // the post hook has no Deployment equivalent
 	assert.Contains(t, out.Stdout, "deploymentconfig/web ejected")
 	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the DeploymentConfig is gone")
