@@ -135,6 +135,11 @@ func TestAdoptKeepsEveryPod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(stagehandv1.RevisionPhaseComplete), rs.Annotations[stagehandv1.PhaseAnnotation])
 	assert.Equal(t, int32(4), rs.Status.ReadyReplicas)
+	require.Eventually(t, func() bool {
+		dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && dc.Status.LatestVersion == 1 && dc.Status.Phase == stagehandv1.RevisionPhaseComplete &&
+			dc.Status.ReadyReplicas == 4 && dc.Status.AvailableReplicas == 4
+	}, 30*time.Second, 200*time.Millisecond, "the DC shows revision 1 Complete with 4/4")
 	assert.Equal(t, "deployment/web", rs.Annotations[stagehandv1.AdoptedFromAnnotation])
 	get := pluginOK(t, ns, "get", "dc/web")
 	assert.Contains(t, get.Stdout, "adopted from deployment/web")
@@ -163,7 +168,7 @@ func TestAdoptKeepsEveryPod(t *testing.T) {
 
 	// The next change is the first rollout, with the DC's hooks
 	pluginOK(t, ns, "set", "deployment-hook", "dc/web", "--post", "--", "/bin/sh", "-c", "echo post hook after the adoption")
-	pluginOK(t, ns, "set", "env", "dc/web", "VERSION=3")
+	pluginOK(t, ns, "set", "image", "dc/web", "app="+imageOf(2))
 	require.Eventually(t, func() bool {
 		dc, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && dc.Status.LatestVersion == 2 && dc.Status.Phase == stagehandv1.RevisionPhaseComplete &&
