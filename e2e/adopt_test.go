@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -34,17 +32,6 @@ type readyWatch struct {
 func watchNeverUnready(t *testing.T, ns string) *readyWatch {
 	t.Helper()
 	w := &readyWatch{wasReady: map[string]bool{}}
-	pods := env.Kube.CoreV1().Pods(ns)
-	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = "app=web"
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = "app=web"
-			return pods.Watch(ctx, o)
-		},
-	}, &corev1.Pod{}, 0, cache.Indexers{})
 	see := func(obj any) {
 		p, ok := obj.(*corev1.Pod)
 		if !ok {
@@ -60,7 +47,7 @@ func watchNeverUnready(t *testing.T, ns string) *readyWatch {
 			w.wasReady[string(p.UID)] = true
 		}
 	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) },
+	env.InformPods(t, ns, "app=web", cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) },
 		DeleteFunc: func(o any) {
 			if p, ok := o.(*corev1.Pod); ok {
 				w.mu.Lock()
@@ -68,11 +55,6 @@ func watchNeverUnready(t *testing.T, ns string) *readyWatch {
 				w.mu.Unlock()
 			}
 		}})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go inf.RunWithContext(ctx)
-	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
 	return w
 }
 

@@ -38,18 +38,7 @@ func watchFailureOrder(t *testing.T, ns string) *failureOrder {
 	o := &failureOrder{lowest: -1}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	pods := env.Kube.CoreV1().Pods(ns)
-	runner := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = stagehandv1.FailureHookForLabel
-			return pods.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = stagehandv1.FailureHookForLabel
-			return pods.Watch(ctx, opts)
-		},
-	}, &corev1.Pod{}, 0, cache.Indexers{})
-	_, err := runner.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
+	env.InformPods(t, ns, stagehandv1.FailureHookForLabel, cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 		p := obj.(*corev1.Pod)
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -57,7 +46,6 @@ func watchFailureOrder(t *testing.T, ns string) *failureOrder {
 			o.hookDone = time.Now()
 		}
 	}})
-	require.NoError(t, err)
 	rss := env.Kube.AppsV1().ReplicaSets(ns)
 	first := cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -69,7 +57,7 @@ func watchFailureOrder(t *testing.T, ns string) *failureOrder {
 			return rss.Watch(ctx, opts)
 		},
 	}, &appsv1.ReplicaSet{}, 0, cache.Indexers{})
-	_, err = first.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
+	_, err := first.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
 		n := ptr.Deref(obj.(*appsv1.ReplicaSet).Spec.Replicas, 1)
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -81,9 +69,8 @@ func watchFailureOrder(t *testing.T, ns string) *failureOrder {
 		}
 	}})
 	require.NoError(t, err)
-	go runner.RunWithContext(ctx)
 	go first.RunWithContext(ctx)
-	require.True(t, cache.WaitForCacheSync(ctx.Done(), runner.HasSynced, first.HasSynced))
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), first.HasSynced))
 	return o
 }
 

@@ -59,7 +59,7 @@ An adoption that was interrupted is finished by running the same command again.`
 		var refused *adopt.Refused
 		if errors.As(err, &refused) {
 			if existing, getErr := c.Stagehand.StagehandV1alpha1().DeploymentConfigs(c.Namespace).Get(ctx, name, metav1.GetOptions{}); getErr == nil && o.dryRun == "none" &&
-				existing.Annotations[adoptAnnotation] != "" {
+				existing.Annotations[v1alpha1.AdoptAnnotation] != "" {
 				fmt.Fprintf(streams.ErrOut, "deploymentconfig/%s: an adoption was interrupted; finishing it\n", name)
 				_, err = a.Adopt(ctx, name, nil)
 				return reportAdopted(streams, name, err)
@@ -86,8 +86,6 @@ An adoption that was interrupted is finished by running the same command again.`
 	}
 	return cmd
 }
-
-const adoptAnnotation = v1alpha1.AdoptAnnotation
 
 func reportAdopted(streams genericiooptions.IOStreams, name string, err error) error {
 	if err != nil {

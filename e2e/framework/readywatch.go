@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -33,20 +32,10 @@ func (e *Env) WatchReady(t *testing.T, ns, dc string) *ReadyTimeline {
 	t.Helper()
 	w := &ReadyTimeline{}
 	selector := stagehandv1.ConfigLabel + "=" + dc + ",!" + stagehandv1.DeployerPodForLabel + ",!" + stagehandv1.HookStageLabel
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	informer := cache.NewSharedIndexInformer(e.podListWatch(ns, selector, ""), &corev1.Pod{}, 0, cache.Indexers{})
-	w.store = informer.GetStore()
-	observe := func(any) { w.observe() }
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) }, DeleteFunc: observe,
-	}); err != nil {
-		t.Fatalf("watching pods: %v", err)
-	}
-	go informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		t.Fatalf("watching pods: the informer never synced")
-	}
+	store := e.InformPods(t, ns, selector, onEveryEvent(w.observe))
+	w.mu.Lock()
+	w.store = store // events before this are seen by the observe below
+	w.mu.Unlock()
 	w.observe()
 	return w
 }
@@ -54,6 +43,9 @@ func (e *Env) WatchReady(t *testing.T, ns, dc string) *ReadyTimeline {
 func (w *ReadyTimeline) observe() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.store == nil {
+		return // still syncing
+	}
 	ready := map[string]int{}
 	for _, obj := range w.store.List() {
 		pod := obj.(*corev1.Pod)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -190,7 +191,7 @@ func (a *Adopter) deleteOlderRevisions(ctx context.Context, name string, d *apps
 	}
 	keep := d.Spec.Template.Labels[v1alpha1.RevisionLabel]
 	for _, rs := range revs {
-		if rs.Labels[v1alpha1.RevisionLabel] == keep || ptrValue(rs.Spec.Replicas) > 0 {
+		if rs.Labels[v1alpha1.RevisionLabel] == keep || ptr.Deref(rs.Spec.Replicas, 1) > 0 {
 			continue
 		}
 		if err := a.Kube.AppsV1().ReplicaSets(a.Namespace).Delete(ctx, rs.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -96,7 +97,7 @@ func (a *Adopter) currentReplicaSet(ctx context.Context, d *appsv1.Deployment) (
 	var withPods []*appsv1.ReplicaSet
 	for i := range list.Items {
 		rs := &list.Items[i]
-		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == d.UID && (rs.Status.Replicas > 0 || ptrValue(rs.Spec.Replicas) > 0) {
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == d.UID && (rs.Status.Replicas > 0 || ptr.Deref(rs.Spec.Replicas, 1) > 0) {
 			withPods = append(withPods, rs)
 		}
 	}
@@ -182,13 +183,6 @@ func (a *Adopter) checkAccess(ctx context.Context) error {
 	return nil
 }
 
-func ptrValue(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
-}
-
 // waitFor polls cond every Poll until it holds or Timeout passes.
 func (a *Adopter) waitFor(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
 	if err := wait.PollUntilContextTimeout(ctx, a.Poll, a.Timeout, true, cond); err != nil {
@@ -197,8 +191,8 @@ func (a *Adopter) waitFor(ctx context.Context, what string, cond func(context.Co
 	return nil
 }
 
-// podsOf selects the pods of the Deployment's ReplicaSet rsName: the DC's selector and the
-// ReplicaSet's pod-template-hash.
+// podsOf selects the pods of the Deployment's ReplicaSet whose pod-template-hash is hash,
+// within the DC's selector.
 func podsOf(dc *v1alpha1.DeploymentConfig, hash string) (labels.Selector, error) {
 	sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -160,7 +161,7 @@ func (a *Adopter) waitAdopted(ctx context.Context, dc *v1alpha1.DeploymentConfig
 		if err != nil {
 			return false, ignoreNotFound(err)
 		}
-		want := ptrValue(rs.Spec.Replicas)
+		want := ptr.Deref(rs.Spec.Replicas, 1)
 		return revision.Phase(rs) == v1alpha1.RevisionPhaseComplete && rs.Status.ObservedGeneration >= rs.Generation &&
 			rs.Status.Replicas == want && rs.Status.ReadyReplicas == want, nil
 	})
