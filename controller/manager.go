@@ -100,6 +100,10 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	})
 	dcs := stagehandinformers.NewSharedInformerFactoryWithOptions(stagehand, opts.Resync,
 		stagehandinformers.WithNamespace(opts.Namespace), stagehandinformers.WithTransform(plumbing.StripManagedFields))
+	// Every pod a DeferPolicy may select, and the step pods; caching the deployer and hook
+	// pods twice cost the controller tens of MiB with 1,000 DCs rolling. Its Node informer
+	// serves the deployer-pod controller too.
+	allPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.DeferControllerPods().String() })
 
 	inf := plumbing.Informers{
 		DeploymentConfigs: dcs.Stagehand().V1alpha1().DeploymentConfigs(),
@@ -108,6 +112,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		ServiceAccounts:   access.Core().V1().ServiceAccounts(),
 		RoleBindings:      access.Rbac().V1().RoleBindings(),
 		DeferPolicies:     dcs.Stagehand().V1alpha1().DeferPolicies(),
+		Nodes:             allPods.Core().V1().Nodes(),
 	}
 	dcController, err := deploymentconfig.NewController(kube, stagehand, inf, metrics, log)
 	if err != nil {
@@ -146,9 +151,6 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		}
 		m.synced = append(m.synced, hooks.Informer().HasSynced, actions.Informer().HasSynced)
 	}
-	// Every pod a DeferPolicy may select, and the step pods; caching the deployer and hook
-	// pods twice cost the controller tens of MiB with 1,000 DCs rolling.
-	allPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.DeferControllerPods().String() })
 	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
 	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
 		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, opts.Defer, metrics, log)

@@ -89,4 +89,11 @@ const (
 	ReasonEndedWithoutRollout = "StrategyEndedWithoutRollout"
 	// ReasonRevisionCreateFailed: the apiserver refused the revision's ReplicaSet.
 	ReasonRevisionCreateFailed = "RevisionCreateFailed"
+	// ReasonDeployerNodeNotReady: the deployer pod's node is not Ready, so nothing says
+	// whether the deployer still runs. A waiting reason, never an outcome: the node may come
+	// back, and no second deployer starts while the first may still run.
+	ReasonDeployerNodeNotReady = "DeployerNodeNotReady"
+	// ReasonDeployerNodeLost: the deployer pod's node was deleted, or the pod went away
+	// while its node was not Ready. The revision fails, and the automatic rollback follows.
+	ReasonDeployerNodeLost = "DeployerNodeLost"
 )

@@ -44,6 +44,9 @@ type Controller struct {
 	rsSynced  cache.InformerSynced
 	podLister corelisters.PodLister
 	podSynced cache.InformerSynced
+	// nodeLister is nil when the controller was built without a Node informer; deployer
+	// pods' nodes are then not watched (nodelost.go).
+	nodeLister corelisters.NodeLister
 
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
@@ -120,6 +123,11 @@ func NewController(kube kubernetes.Interface, inf plumbing.Informers, defaults D
 		DeleteFunc: c.enqueuePodRevision,
 	}); err != nil {
 		return nil, fmt.Errorf("adding the pod handler: %w", err)
+	}
+	if inf.Nodes != nil {
+		if err := c.watchNodes(inf.Nodes); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

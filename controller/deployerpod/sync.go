@@ -77,6 +77,9 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 	if failed, err := c.failIfStuck(ctx, key, dc, rs, pod); failed || err != nil {
 		return err
 	}
+	if failed, err := c.checkNode(ctx, key, dc, rs, pod); failed || err != nil {
+		return err
+	}
 
 	next := revisionPhaseFor(pod)
 	if revision.PhaseRank(next) <= revision.PhaseRank(current) {
@@ -128,7 +131,7 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	if older := c.pendingFailureHook(live); older != "" {
 		// A superseded revision's failed hook (failedOnSupersede) runs before the next
 		// rollout; its end enqueues this revision again.
-		if err := c.markWaiting(ctx, live, fmt.Sprintf("the failed hook of %s runs first (pod %s)",
+		if err := c.markWaiting(ctx, live, v1alpha1.ReasonDeployerPodWaiting, fmt.Sprintf("the failed hook of %s runs first (pod %s)",
 			older, v1alpha1.FailureHookRunnerName(older))); err != nil {
 			return err
 		}
@@ -188,7 +191,7 @@ func (c *Controller) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.Dep
 			Msg:    fmt.Sprintf("the deployer pod %s could not be created: %v", podName, createErr)})
 	}
 	until := deadline.UTC().Format(time.RFC3339)
-	if err := c.markWaiting(ctx, rs, fmt.Sprintf("the apiserver refused the deployer pod %s: %s; retrying with back-off until %s",
+	if err := c.markWaiting(ctx, rs, v1alpha1.ReasonDeployerPodWaiting, fmt.Sprintf("the apiserver refused the deployer pod %s: %s; retrying with back-off until %s",
 		podName, plumbing.APIMessage(createErr), until)); err != nil {
 		return err
 	}
@@ -202,15 +205,15 @@ func (c *Controller) deployerPodNotCreated(ctx context.Context, dc *v1alpha1.Dep
 // markWaiting records on a New revision what its deployer pod waits for, so that the
 // DeploymentConfig's Progressing condition and kubectl stagehand get say it (DESIGN.md §4,
 // invariant 7). The next phase transition removes it.
-func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, msg string) error {
-	if reason, message := revision.Waiting(rs); reason == v1alpha1.ReasonDeployerPodWaiting && message == msg {
+func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, reason, msg string) error {
+	if r, message := revision.Waiting(rs); r == reason && message == msg {
 		return nil
 	}
 	marked := rs.DeepCopy()
 	if marked.Annotations == nil {
 		marked.Annotations = map[string]string{}
 	}
-	marked.Annotations[v1alpha1.WaitingAnnotation] = revision.FormatStatusReason(v1alpha1.ReasonDeployerPodWaiting, msg)
+	marked.Annotations[v1alpha1.WaitingAnnotation] = revision.FormatStatusReason(reason, msg)
 	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, marked, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("recording what revision %s waits for: %w", rs.Name, err)
@@ -252,8 +255,8 @@ func (c *Controller) deployerPodMissing(ctx context.Context, key string, dc *v1a
 		return fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
 	}
 	c.forgetGone(key)
-	return c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed,
-		Reason: v1alpha1.ReasonDeployerPodGone, Msg: "deployer pod no longer exists"})
+	reason, msg := goneReason(rs)
+	return c.transition(ctx, dc, rs, phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: reason, Msg: msg})
 }
 
 // runStart is when the revision's current run started: its creation, or its last retry.

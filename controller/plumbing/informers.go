@@ -31,8 +31,11 @@ type Informers struct {
 	DeploymentConfigs dcinformers.DeploymentConfigInformer
 	ReplicaSets       appsinformers.ReplicaSetInformer
 	DeployerPods      coreinformers.PodInformer
-	ServiceAccounts   coreinformers.ServiceAccountInformer
-	RoleBindings      rbacinformers.RoleBindingInformer
+	// Nodes, when set, let the deployer-pod controller tell a deployer pod on a lost node
+	// (NotReady, or deleted) from one that runs.
+	Nodes           coreinformers.NodeInformer
+	ServiceAccounts coreinformers.ServiceAccountInformer
+	RoleBindings    rbacinformers.RoleBindingInformer
 	// DeferPolicies, when set, route the DC controller's scale-downs through BeforeScaleDown
 	// policies (controller/deferpolicy).
 	DeferPolicies dcinformers.DeferPolicyInformer

@@ -75,6 +75,7 @@ func New(t *testing.T, dcs []*v1alpha1.DeploymentConfig, kubeObjs ...runtime.Obj
 		DeployerPods:      kf.Core().V1().Pods(),
 		ServiceAccounts:   kf.Core().V1().ServiceAccounts(),
 		RoleBindings:      kf.Rbac().V1().RoleBindings(),
+		Nodes:             kf.Core().V1().Nodes(),
 	}
 	for _, dc := range dcs {
 		f.Cache(dc)
@@ -98,6 +99,8 @@ func (f *Fixture) Cache(obj runtime.Object) {
 		err = f.Informers.DeployerPods.Informer().GetIndexer().Add(o)
 	case *corev1.ServiceAccount:
 		err = f.Informers.ServiceAccounts.Informer().GetIndexer().Add(o)
+	case *corev1.Node:
+		err = f.Informers.Nodes.Informer().GetIndexer().Add(o)
 	}
 	require.NoError(f.T, err)
 }
