@@ -284,7 +284,7 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 	first := pushRandom(t, tag)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{imageTrigger(true, tag, "app")}
 	s.When().Created().Then().RevisionPhase(1, complete)
-	restarts := controllerRestarts(t)
+	restarts := env.ControllerRestarts(t)
 
 	// When the registry goes away, then the DC says so, and nothing rolls out or crashes
 	front.stop()
@@ -295,7 +295,7 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 	got := s.Get()
 	assert.Equal(t, int64(1), got.Status.LatestVersion)
 	assert.Equal(t, first, triggerStatus(got, tag).Image, "the last digest known is kept")
-	assert.Equal(t, restarts, controllerRestarts(t), "the controller did not crash")
+	assert.Equal(t, restarts, env.ControllerRestarts(t), "the controller did not crash")
 
 	// When it comes back with new content, then the trigger recovers and rolls it out
 	second := pushRandom(t, reg.Image(s.NS+"/app:stable"))
@@ -305,16 +305,6 @@ func TestImageTriggerSurvivesARegistryOutage(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionTrue
 	})
 	assert.Equal(t, second, strings.Replace(containerImage(revisionTemplate(t, s.NS, "web-2"), "app"), front.addr, reg.Address, 1))
-}
-
-func controllerRestarts(t *testing.T) int32 {
-	t.Helper()
-	pod := env.WaitForController(t)
-	n := int32(0)
-	for _, cs := range pod.Status.ContainerStatuses {
-		n += cs.RestartCount
-	}
-	return n
 }
 
 // A rollback switches the automatic trigger off, so that the next push does not roll

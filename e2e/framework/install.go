@@ -20,6 +20,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/stagehand-dev/stagehand/e2e/localcluster/nodeagent"
 )
 
 // ControllerNamespace is where deploy/ installs the controller.
@@ -28,18 +30,19 @@ const ControllerNamespace = "stagehand-system"
 // ControllerSelector selects the controller's pods.
 const ControllerSelector = "app.kubernetes.io/name=stagehand-controller"
 
-// localControllerArgs are added to the controller on the local cluster, where every pod
-// shares the host's network: a fixed metrics port would collide between test binaries.
-// The image triggers poll every 2 s instead of every minute, so that the trigger tests
-// see a pushed tag quickly; the suite's registry is on loopback, which needs no flag.
-var localControllerArgs = []string{"--metrics-addr=127.0.0.1:0", "--image-poll-interval=2s", "--registry-qps=20", "--registry-burst=20"}
+// localControllerArgs are added to the controller on the local cluster. The image
+// triggers poll every 2 s instead of every minute, so that the trigger tests see a pushed
+// tag quickly; the suite's registry is on loopback, which needs no flag. The metrics
+// address is the pod's own IP: every pod shares the host's network, and each replica
+// gets a loopback address of its own from the node agent (see adaptControllerForLocalCluster).
+var localControllerArgs = []string{"--metrics-addr=$(POD_IP):8080", "--image-poll-interval=2s", "--registry-qps=20", "--registry-burst=20"}
 
 // InstallStagehand installs deploy/ (kubectl kustomize, applied through the API) on the
 // local cluster and waits until the controller pod runs. On a cluster given by
 // E2E_KUBECONFIG it does nothing: make e2e-kind installs deploy/ itself. The manifests are
-// applied as shipped, RBAC included; on the local cluster only the controller's probes
-// are dropped, its metrics port is made dynamic and its image polling is faster (see
-// localControllerArgs).
+// applied as shipped, RBAC included; on the local cluster the controller's pods get a
+// loopback IP each for their metrics port, their readiness is probed every second, and
+// their image polling is faster (see localControllerArgs).
 func (e *Env) InstallStagehand(ctx context.Context) error {
 	if e.cluster == nil {
 		return nil
@@ -101,14 +104,21 @@ func adaptControllerForLocalCluster(obj *unstructured.Unstructured) error {
 	}
 	for i := range containers {
 		c := containers[i].(map[string]any)
-		delete(c, "livenessProbe")
-		delete(c, "readinessProbe")
+		if probe, ok := c["readinessProbe"].(map[string]any); ok {
+			probe["periodSeconds"] = int64(1) // a restarted replica is seen ready at once
+		}
 		args, _ := c["args"].([]any)
 		for _, a := range localControllerArgs {
 			args = append(args, a)
 		}
 		c["args"] = args
+		env, _ := c["env"].([]any)
+		c["env"] = append(env, map[string]any{"name": "POD_IP",
+			"valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}})
 		containers[i] = c
+	}
+	if err := unstructured.SetNestedField(obj.Object, "true", "spec", "template", "metadata", "annotations", nodeagent.OwnIPAnnotation); err != nil {
+		return err
 	}
 	return unstructured.SetNestedSlice(obj.Object, containers, "spec", "template", "spec", "containers")
 }

@@ -77,6 +77,7 @@ type envResolver struct {
 	client      kubernetes.Interface
 	pod         *corev1.Pod
 	hostIP      string
+	podIP       string
 	allocatable corev1.ResourceList
 	secrets     map[string]*corev1.Secret
 	configMaps  map[string]*corev1.ConfigMap
@@ -145,7 +146,7 @@ func (r *envResolver) addEnvFrom(ctx context.Context, from corev1.EnvFromSource,
 func (r *envResolver) valueFrom(ctx context.Context, c *corev1.Container, src *corev1.EnvVarSource) (string, bool, error) {
 	switch {
 	case src.FieldRef != nil:
-		v, err := podFieldValue(r.pod, src.FieldRef.FieldPath, r.hostIP)
+		v, err := podFieldValue(r.pod, src.FieldRef.FieldPath, r.hostIP, r.podIP)
 		return v, err == nil, err
 	case src.ResourceFieldRef != nil:
 		v, err := r.resourceValue(c, src.ResourceFieldRef)
@@ -228,7 +229,7 @@ func (r *envResolver) secret(ctx context.Context, name string, optional *bool) (
 
 // podFieldValue resolves a downward-API field path. The pod's IP is the host's IP: every pod
 // shares the host's network.
-func podFieldValue(pod *corev1.Pod, path, hostIP string) (string, error) {
+func podFieldValue(pod *corev1.Pod, path, hostIP, podIP string) (string, error) {
 	if key, ok := subscript(path, "metadata.labels"); ok {
 		return pod.Labels[key], nil
 	}
@@ -246,7 +247,9 @@ func podFieldValue(pod *corev1.Pod, path, hostIP string) (string, error) {
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs":
+	case "status.podIP", "status.podIPs":
+		return podIP, nil
+	case "status.hostIP", "status.hostIPs":
 		return hostIP, nil
 	}
 	return "", fmt.Errorf("unsupported fieldRef %q", path)

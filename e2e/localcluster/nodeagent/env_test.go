@@ -74,7 +74,7 @@ func TestEnvResolve(t *testing.T) {
 		},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100M")}},
 	}
-	r := &envResolver{client: client, pod: pod, hostIP: "127.0.0.1", allocatable: nodeAllocatable}
+	r := &envResolver{client: client, pod: pod, hostIP: "127.0.0.1", podIP: "127.0.0.1", allocatable: nodeAllocatable}
 	env := newEnvList()
 	require.NoError(t, r.resolve(context.Background(), c, env))
 	want := map[string]string{

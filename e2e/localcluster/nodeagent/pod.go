@@ -28,6 +28,7 @@ const (
 type podWorker struct {
 	a   *Agent
 	dir string
+	ip  string // the pod's IP: the node's, or its own (podip.go)
 	log *logrus.Entry
 
 	updated chan struct{} // the pod object changed (cap 1)
@@ -65,6 +66,7 @@ func newPodWorker(a *Agent, pod *corev1.Pod) *podWorker {
 		dirty:   make(chan struct{}, 1),
 		removed: make(chan struct{}),
 		pod:     pod,
+		ip:      podIP(pod, a.address),
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]

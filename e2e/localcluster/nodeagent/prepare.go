@@ -55,7 +55,7 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 			env.set(EnvServiceAccountDir, filepath.Join(w.dir, serviceAccountDirName))
 		}
 	}
-	r := &envResolver{client: w.a.client, pod: pod, hostIP: w.a.address, allocatable: nodeAllocatable}
+	r := &envResolver{client: w.a.client, pod: pod, hostIP: w.a.address, podIP: w.podIPOrHost(), allocatable: nodeAllocatable}
 	if err := r.resolve(ctx, spec, env); err != nil {
 		return nil, err
 	}

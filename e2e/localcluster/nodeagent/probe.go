@@ -103,7 +103,7 @@ func (w *podWorker) probeHost(host string) string {
 	if host != "" {
 		return host
 	}
-	return w.a.address
+	return w.podIPOrHost()
 }
 
 func (w *podWorker) execProbe(ctx context.Context, run *ctrRun, command []string) error {

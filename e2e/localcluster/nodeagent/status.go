@@ -76,10 +76,9 @@ func (w *podWorker) fillStatusLocked(status *corev1.PodStatus, now metav1.Time) 
 	if w.failReason != "" {
 		status.Reason, status.Message = w.failReason, w.failMessage
 	}
-	ip := w.a.address
-	status.HostIP, status.PodIP = ip, ip
-	status.HostIPs = []corev1.HostIP{{IP: ip}}
-	status.PodIPs = []corev1.PodIP{{IP: ip}}
+	status.HostIP, status.PodIP = w.a.address, w.podIPOrHost()
+	status.HostIPs = []corev1.HostIP{{IP: status.HostIP}}
+	status.PodIPs = []corev1.PodIP{{IP: status.PodIP}}
 	start := w.startTime
 	status.StartTime = &start
 
