@@ -124,6 +124,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
 	metrics := plumbing.NewMetrics(reg)
 	plumbing.RegisterClientMetrics(reg)
+	leader := plumbing.NewLeaderStatus(reg)
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,
@@ -147,10 +148,9 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}).Info("Starting")
 	log.WithField("qps", limit.QPS).Infof("Client-side rate limit: %s", limit.Why)
 
-	ready := mgr.Ready
-	if cfg.LeaderElect {
-		// A standby replica is ready: leadership is not readiness.
-		ready = func() bool { return true }
+	ready := readiness(cfg.LeaderElect, mgr.Ready, leader)
+	if !cfg.LeaderElect {
+		leader.Started() // without election this replica runs the controllers
 	}
 	extra := map[string]http.Handler{}
 	if cfg.RegistryWebhookSecretFile != "" {
@@ -175,7 +175,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		if leaseErr != nil {
 			return leaseErr
 		}
-		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, log)
+		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, leader, log)
 	} else {
 		mgr.Run(ctx)
 	}
