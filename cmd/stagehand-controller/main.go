@@ -141,6 +141,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(mgr.RolloutPhases())
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
 		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
