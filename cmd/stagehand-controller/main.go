@@ -119,12 +119,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
-	metrics := plumbing.NewMetrics(reg)
-	plumbing.RegisterClientMetrics(reg)
-	leader := plumbing.NewLeaderStatus(reg)
+	reg, metrics, leader := newMetricsRegistry()
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,
@@ -182,6 +177,21 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}
 	<-serverDone
 	return err
+}
+
+// newMetricsRegistry is the registry of /metrics with every collector the process
+// registers but stagehand_rollouts, which the manager's caches feed: the Go and process
+// collectors, the rollout and hook metrics, the workqueue metrics (client-go's provider
+// from now on: set once per process, before any queue exists), the client metrics and the
+// leader gauge. No label of any of them holds a DeploymentConfig, pod, revision or
+// namespace name (docs/controller.md, "Health and metrics"; metrics_test.go).
+func newMetricsRegistry() (*prometheus.Registry, *plumbing.Metrics, *plumbing.LeaderStatus) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
+	metrics := plumbing.NewMetrics(reg)
+	plumbing.RegisterClientMetrics(reg)
+	return reg, metrics, plumbing.NewLeaderStatus(reg)
 }
 
 // insecureRegistries allows plain HTTP for the listed registries and for loopback ones.
