@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
@@ -71,9 +73,11 @@ type Manager struct {
 		Start(stopCh <-chan struct{})
 		Shutdown()
 	}
-	synced  []cache.InformerSynced
-	ready   atomic.Bool
-	workers struct{ dcs, pods, triggers, hooks, defers int }
+	synced []cache.InformerSynced
+	ready  atomic.Bool
+	// revisions is the revision cache, for the stagehand_rollouts gauge.
+	revisions appslisters.ReplicaSetLister
+	workers   struct{ dcs, pods, triggers, hooks, defers int }
 
 	DeploymentConfigs *deploymentconfig.Controller
 	DeployerPods      *deployerpod.Controller
@@ -127,6 +131,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		return nil, err
 	}
 	m := &Manager{
+		revisions:         inf.ReplicaSets.Lister(),
 		DeploymentConfigs: dcController,
 		DeployerPods:      podController,
 		Triggers:          triggerController,
@@ -180,6 +185,12 @@ func workerCount(own, all int) int {
 
 // Ready reports whether the caches have synced, for /readyz.
 func (m *Manager) Ready() bool { return m.ready.Load() }
+
+// RolloutPhases is the collector of the stagehand_rollouts{phase} gauge over the revision
+// cache; it reports once the caches have synced.
+func (m *Manager) RolloutPhases() prometheus.Collector {
+	return plumbing.NewRolloutPhases(m.revisions, m.Ready)
+}
 
 // Run starts the informers and every controller, and blocks until ctx is done and the
 // controllers have stopped.

@@ -175,9 +175,9 @@ func (d *Deployer) ScaleDownOlder(ctx context.Context) error {
 	return nil
 }
 
-// Finish writes the termination message of a rollout that ended with err, prints the
-// last progress line, and returns the exit code.
-func Finish(path string, err error, success string, out *strategies.Progress, log *logrus.Entry) v1alpha1.DeployerExitCode {
+// Finish writes the termination message of a rollout that ended with err, with the hooks
+// this run finished, prints the last progress line, and returns the exit code.
+func Finish(path string, err error, success string, hooks []v1alpha1.HookOutcome, out *strategies.Progress, log *logrus.Entry) v1alpha1.DeployerExitCode {
 	code, reason := Outcome(err)
 	switch {
 	case err == nil:
@@ -188,7 +188,7 @@ func Finish(path string, err error, success string, out *strategies.Progress, lo
 		out.Printf("%s: %v", reason, err)
 		log.WithError(err).WithField("exitCode", int(code)).Error("rollout did not complete")
 	}
-	if werr := WriteTerminationMessage(path, TerminationMessageFor(err, success)); werr != nil {
+	if werr := WriteTerminationMessage(path, TerminationMessageFor(err, success, hooks...)); werr != nil {
 		log.WithError(werr).Error("the controller will only see the exit code")
 	}
 	return code

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,6 +48,25 @@ func TestOutcome(t *testing.T) {
 			assert.Equal(t, tt.wantReason, deployer.TerminationMessageFor(tt.err, "done").Reason)
 		})
 	}
+}
+
+// The hooks a run finished travel in the termination message, bounded, and the whole
+// message stays under the kubelet's 4 KiB however long the failure's text is.
+func TestTerminationMessageCarriesTheHooks(t *testing.T) {
+	var hooks []v1alpha1.HookOutcome
+	for i := range v1alpha1.MaxReportedHooks + 6 {
+		hooks = append(hooks, v1alpha1.HookOutcome{Stage: v1alpha1.StepStage(i + 1), Result: v1alpha1.HookResultIgnored, Seconds: 12345.678})
+	}
+	long := errors.New(strings.Repeat("log line of the failed hook\n", 400) + "the end")
+	m := deployer.TerminationMessageFor(long, "", hooks...)
+	assert.Len(t, m.Hooks, v1alpha1.MaxReportedHooks, "at most MaxReportedHooks")
+	assert.Equal(t, "step-1", m.Hooks[0].Stage, "the first ones")
+	assert.LessOrEqual(t, len(m.Encode()), 4096, "under the kubelet's limit")
+	assert.True(t, strings.HasSuffix(m.Message, "the end"), "the end of the text is kept")
+
+	m = deployer.TerminationMessageFor(nil, "done", hooks[0])
+	assert.Equal(t, `{"reason":"Completed","message":"done","hooks":[{"stage":"step-1","result":"Ignored","seconds":12345.678}]}`, m.Encode())
+	assert.Equal(t, `{"reason":"Completed","message":"done"}`, deployer.TerminationMessageFor(nil, "done").Encode(), "no hooks: no field")
 }
 
 func TestConfigEnvNamesFollowTheContract(t *testing.T) {

@@ -76,16 +76,25 @@ func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 }
 
 // TerminationMessageFor is the message of a rollout that ended with err; success is the
-// message when err is nil.
-func TerminationMessageFor(err error, success string) v1alpha1.TerminationMessage {
+// message when err is nil. hooks are the hooks the run finished: the first
+// v1alpha1.MaxReportedHooks of them are reported, and the message is shortened by what
+// they take, so that the whole stays under the kubelet's limit.
+func TerminationMessageFor(err error, success string, hooks ...v1alpha1.HookOutcome) v1alpha1.TerminationMessage {
 	_, reason := Outcome(err)
 	msg := success
 	if err != nil {
 		msg = err.Error()
 	}
+	if len(hooks) > v1alpha1.MaxReportedHooks {
+		hooks = hooks[:v1alpha1.MaxReportedHooks]
+	}
+	budget := maxTerminationMessage
+	if len(hooks) > 0 {
+		budget -= len(v1alpha1.TerminationMessage{Hooks: hooks}.Encode())
+	}
 	// A hook failure ends with its log tail: keep the end.
-	msg = podstatus.TruncateEnd(msg, maxTerminationMessage)
-	return v1alpha1.TerminationMessage{Reason: reason, Message: msg}
+	msg = podstatus.TruncateEnd(msg, budget)
+	return v1alpha1.TerminationMessage{Reason: reason, Message: msg, Hooks: hooks}
 }
 
 // WriteTerminationMessage writes m as JSON to path (the container's terminationMessagePath,

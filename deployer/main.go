@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/internal/version"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
@@ -65,7 +66,7 @@ func Main(name string, args []string, flow Flow) int {
 		_, cfgErr = strategies.ParseUntil(cfg.Until)
 	}
 	if cfgErr != nil {
-		return int(Finish(cfg.TerminationMessagePath, asInvalid(cfgErr), "", out, log))
+		return int(Finish(cfg.TerminationMessagePath, asInvalid(cfgErr), "", nil, out, log))
 	}
 	if cfg.FailureHook {
 		flow = FailureHook
@@ -74,7 +75,7 @@ func Main(name string, args []string, flow Flow) int {
 	defer stop()
 	clients, err := NewClients()
 	if err != nil {
-		return int(Finish(cfg.TerminationMessagePath, err, "", out, log))
+		return int(Finish(cfg.TerminationMessagePath, err, "", nil, out, log))
 	}
 	return ExecuteWith(ctx, cfg, clients, out, log, flow)
 }
@@ -99,6 +100,7 @@ func ExecuteWith(ctx context.Context, cfg Config, clients Clients, out *strategi
 	type outcome struct {
 		success string
 		err     error
+		hooks   []v1alpha1.HookOutcome
 	}
 	result := make(chan outcome, 1)
 	go func() {
@@ -118,14 +120,14 @@ func ExecuteWith(ctx context.Context, cfg Config, clients Clients, out *strategi
 		}
 		d.Log.WithField("until", cfg.Until).Info("deploying")
 		if err := flow(ctx, d); err != nil {
-			result <- outcome{err: err}
+			result <- outcome{err: err, hooks: d.HookPods.Outcomes()}
 			return
 		}
 		d.DeleteSucceededHookPods(ctx)
 		if d.Done == "" {
 			d.Done = fmt.Sprintf("revision %s is complete: %d pods available", d.Inputs.To.Name, d.Inputs.Desired)
 		}
-		result <- outcome{success: d.Done}
+		result <- outcome{success: d.Done, hooks: d.HookPods.Outcomes()}
 	}()
 	var o outcome
 	select {
@@ -141,7 +143,7 @@ func ExecuteWith(ctx context.Context, cfg Config, clients Clients, out *strategi
 	if ctx.Err() != nil && err != nil {
 		err = fmt.Errorf("%w: the deployer was stopped (SIGTERM) while: %w", strategies.ErrCancelled, err)
 	}
-	return int(Finish(cfg.TerminationMessagePath, err, success, out, log))
+	return int(Finish(cfg.TerminationMessagePath, err, success, o.hooks, out, log))
 }
 
 // NewLogger returns the deployer's logger on w: text or JSON, at level. klog output from

@@ -72,6 +72,11 @@ func TestExecHookFailureAbortsWithTheContainerAndItsOutput(t *testing.T) {
 	assert.Contains(t, msg, "exec hook web-3-hook-post failed")
 	assert.Contains(t, msg, "web-3-abc/app Error: the command exited with code 4")
 	assert.Contains(t, msg, "boom")
+	outcomes := r.Outcomes()
+	require.Len(t, outcomes, 1, "the failed hook is reported once, for the controller's metrics")
+	assert.Equal(t, "post", outcomes[0].Stage)
+	assert.Equal(t, v1alpha1.HookResultFailed, outcomes[0].Result)
+	assert.Positive(t, outcomes[0].Seconds, "from the attempt's start to its failure")
 
 	h, err := sh.StagehandV1alpha1().ExecutionHooks("ns").Get(ctx, "web-3-hook-post", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -140,4 +145,27 @@ func TestExecHookRefusesAForeignHookActionAndAdoptsItsOwn(t *testing.T) {
 	})
 	r = hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}, Stagehand: sh})
 	assert.NoError(t, r.Run(ctx, "post", execHook(v1alpha1.ExecHookPodsNew)))
+	outcomes := r.Outcomes()
+	require.Len(t, outcomes, 1)
+	assert.Equal(t, v1alpha1.HookOutcome{Stage: "post", Result: v1alpha1.HookResultSucceeded, Seconds: outcomes[0].Seconds}, outcomes[0])
+}
+
+// A failed hook with failurePolicy Ignore is reported as Ignored; the rollout goes on.
+func TestExecHookIgnoredIsReported(t *testing.T) {
+	sh := stagehandfake.NewSimpleClientset()
+	finishHooks(t, sh, func(string) v1alpha1.ExecutionHookStatus {
+		return v1alpha1.ExecutionHookStatus{Phase: v1alpha1.ExecutionHookFailed, HookStatuses: []v1alpha1.ContainerExecutionHookStatus{
+			{PodName: "web-3-abc", ContainerName: "app", Succeed: new(false), Attempts: 1,
+				Error: &v1alpha1.HookError{ErrorType: v1alpha1.HookErrorError, Message: "the command exited with code 1"}}}}
+	})
+	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: &lines{}, Stagehand: sh})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hook := execHook(v1alpha1.ExecHookPodsNew)
+	hook.FailurePolicy = v1alpha1.LifecycleHookFailurePolicyIgnore
+	require.NoError(t, r.Run(ctx, v1alpha1.StepStage(2), hook))
+	outcomes := r.Outcomes()
+	require.Len(t, outcomes, 1)
+	assert.Equal(t, "step-2", outcomes[0].Stage, "the stage as run; the controller bounds it")
+	assert.Equal(t, v1alpha1.HookResultIgnored, outcomes[0].Result)
 }

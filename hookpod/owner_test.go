@@ -54,6 +54,7 @@ func TestRunnerResumesAndCleansUpItsOwnSucceededHookPod(t *testing.T) {
 	r := hookpod.NewRunner(core{client.CoreV1()}, rs, hookpod.Options{Out: &lines{}})
 
 	require.NoError(t, r.Run(t.Context(), "pre", hook()))
+	assert.Empty(t, r.Outcomes(), "an earlier run reported it: not again")
 	require.NoError(t, r.DeleteSucceeded(context.Background()))
 	_, getErr := client.CoreV1().Pods("ns").Get(context.Background(), "web-3-hook-pre", metav1.GetOptions{})
 	assert.Error(t, getErr, "the revision's own succeeded hook pod is deleted")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +38,9 @@ type Runner struct {
 	sleep       func(ctx context.Context, d time.Duration) error
 	// used is set once Run is given a hook: only then can the revision have hook pods.
 	used atomic.Bool
+
+	outcomesMu sync.Mutex
+	outcomes   []v1alpha1.HookOutcome
 }
 
 // Options are the settings of a Runner beyond its clients.
@@ -91,6 +96,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 	if err != nil || done {
 		return err
 	}
+	started := r.now()
 	maxAttempts := MaxAttempts(hook)
 	bo := NewBackOff(hook.Retry)
 	for attempt := int32(1); ; attempt++ {
@@ -116,6 +122,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		if err == nil {
 			r.events.Eventf(corev1.EventTypeNormal, v1alpha1.EventHookSucceeded, v1alpha1.MsgHookSucceeded, stage, name, note)
 			r.printf("%s hook %s: succeeded", stage, name)
+			r.finished(stage, v1alpha1.HookResultSucceeded, started)
 			return nil
 		}
 		var failed Failure
@@ -134,6 +141,7 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 		switch decision {
 		case DecisionIgnore:
 			r.printf("%s hook %s: failed (%s), ignored (failurePolicy Ignore)", stage, name, failed.text())
+			r.finished(stage, v1alpha1.HookResultIgnored, started)
 			return nil
 		case DecisionRetry:
 			r.printf("%s hook %s: failed (%s), retrying in %s (attempt %d of %d)", stage, name, failed.text(), delay, attempt+1, maxAttempts)
@@ -142,10 +150,31 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 			}
 		default:
 			r.printf("%s hook %s: failed (%s)", stage, name, failed.text())
+			r.finished(stage, v1alpha1.HookResultFailed, started)
 			return &AbortError{Stage: stage, Policy: hook.FailurePolicy, Attempts: attempt,
 				OutOfTime: attempt < maxAttempts && !fits, Last: failed}
 		}
 	}
+}
+
+// finished records how the hook at stage ended, for Outcomes.
+func (r *Runner) finished(stage string, result v1alpha1.HookResult, started time.Time) {
+	r.outcomesMu.Lock()
+	defer r.outcomesMu.Unlock()
+	seconds := math.Round(r.now().Sub(started).Seconds()*1000) / 1000
+	r.outcomes = append(r.outcomes, v1alpha1.HookOutcome{Stage: stage, Result: result, Seconds: max(seconds, 0)})
+}
+
+// Outcomes are the hooks that Run finished, in order: succeeded, ignored or failed. A hook
+// that an earlier run finished ("already succeeded") and one whose run was cut short (ctx
+// done, an error of the API) are not in it. A nil Runner has none.
+func (r *Runner) Outcomes() []v1alpha1.HookOutcome {
+	if r == nil {
+		return nil
+	}
+	r.outcomesMu.Lock()
+	defer r.outcomesMu.Unlock()
+	return append([]v1alpha1.HookOutcome(nil), r.outcomes...)
 }
 
 // resume looks at the hook pods that already exist for stage. done is true when one of

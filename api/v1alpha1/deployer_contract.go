@@ -56,11 +56,45 @@ type TerminationMessage struct {
 	Reason string `json:"reason"`
 	// Message says what failed and what to do.
 	Message string `json:"message"`
+	// Hooks are the lifecycle hooks that this run of the deployer finished, at most
+	// MaxReportedHooks, for the controller's stagehand_hooks_total metric. A hook that an
+	// earlier run finished (a retry, a run after --until) is not in it again.
+	Hooks []HookOutcome `json:"hooks,omitempty"`
 }
+
+// MaxReportedHooks bounds TerminationMessage.Hooks, so that the message stays under the
+// kubelet's 4 KiB: a pre and a post hook and 16 rolling steps' hooks fit.
+const MaxReportedHooks = 24
+
+// HookOutcome is how one lifecycle hook of a deployer run ended.
+type HookOutcome struct {
+	// Stage is the hook's stage: pre, mid, post, step-N or a custom flow's stage name.
+	Stage string `json:"stage"`
+	// Result is how the hook ended, after its retries.
+	Result HookResult `json:"result"`
+	// Seconds is the time from its first attempt's start to its end, retries included.
+	Seconds float64 `json:"seconds"`
+}
+
+// HookResult is how a lifecycle hook ended.
+type HookResult string
+
+const (
+	// HookResultSucceeded: an attempt succeeded.
+	HookResultSucceeded HookResult = "Succeeded"
+	// HookResultFailed: the hook failed and stopped the rollout (Abort, or Retry out of
+	// attempts or time); for the failure hook, it failed or could not run.
+	HookResultFailed HookResult = "Failed"
+	// HookResultIgnored: the hook failed and its failurePolicy Ignore let the rollout go on.
+	HookResultIgnored HookResult = "Ignored"
+	// HookResultTimedOut: the failure hook ran past its bound and was stopped by the
+	// controller.
+	HookResultTimedOut HookResult = "TimedOut"
+)
 
 // Encode renders the message as the JSON the controller reads.
 func (m TerminationMessage) Encode() string {
-	data, _ := json.Marshal(m) // two strings cannot fail to marshal
+	data, _ := json.Marshal(m) // strings, a float and a slice of them cannot fail to marshal
 	return string(data)
 }
 

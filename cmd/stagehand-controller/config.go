@@ -56,12 +56,15 @@ type config struct {
 	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
 	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
 	LeaseNamespace string        `envconfig:"LEASE_NAMESPACE"`
-	LeaseDuration  time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
-	RenewDeadline  time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
-	RetryPeriod    time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
-	MetricsAddr    string        `envconfig:"METRICS_ADDR" default:":8080"`
-	LogFormat      string        `envconfig:"LOG_FORMAT" default:"text"`
-	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info"`
+	// PodName (STAGEHAND_POD_NAME, or POD_NAME from the downward API) names this replica
+	// in its leader identity, <pod name>_<uuid>; empty: the hostname.
+	PodName       string        `envconfig:"POD_NAME"`
+	LeaseDuration time.Duration `envconfig:"LEASE_DURATION" default:"15s"`
+	RenewDeadline time.Duration `envconfig:"RENEW_DEADLINE" default:"10s"`
+	RetryPeriod   time.Duration `envconfig:"RETRY_PERIOD" default:"2s"`
+	MetricsAddr   string        `envconfig:"METRICS_ADDR" default:":8080"`
+	LogFormat     string        `envconfig:"LOG_FORMAT" default:"text"`
+	LogLevel      string        `envconfig:"LOG_LEVEL" default:"info"`
 
 	ImagePollInterval  time.Duration `envconfig:"IMAGE_POLL_INTERVAL" default:"60s"`
 	RegistryQPS        float64       `envconfig:"REGISTRY_QPS" default:"1"`

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
 // inClusterNamespaceFile holds the pod's namespace when it runs in a cluster.
@@ -22,13 +24,29 @@ const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/na
 // and queues must not act any more. The Deployment restarts it as a standby.
 var errLostLeadership = errors.New("lost the leader Lease")
 
-// runWithLeaderElection runs run while this process holds the Lease.
-func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Interface, run func(context.Context), log *logrus.Entry) error {
-	host, err := os.Hostname()
-	if err != nil {
-		return fmt.Errorf("reading the hostname for the leader identity: %w", err)
+// leaderIdentity is this replica's identity in the Lease: <pod name>_<uuid> when the pod
+// name is known (POD_NAME, from the downward API), else <hostname>_<uuid>, so that the
+// Lease, the logs and a standby's /readyz name the pod that leads.
+func leaderIdentity(podName string, hostname func() (string, error)) (string, error) {
+	name := podName
+	if name == "" {
+		host, err := hostname()
+		if err != nil {
+			return "", fmt.Errorf("reading the hostname for the leader identity: %w", err)
+		}
+		name = host
 	}
-	identity := host + "_" + uuid.NewString()
+	return name + "_" + uuid.NewString(), nil
+}
+
+// runWithLeaderElection runs run while this process holds the Lease, and keeps status
+// (the stagehand_leader gauge and /readyz) up to date.
+func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Interface, run func(context.Context),
+	status *plumbing.LeaderStatus, log *logrus.Entry) error {
+	identity, err := leaderIdentity(cfg.PodName, os.Hostname)
+	if err != nil {
+		return err
+	}
 	namespace := cfg.LeaseNamespace
 	if namespace == "" {
 		namespace = "default"
@@ -56,9 +74,12 @@ func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Inte
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("Became the leader")
+				status.Observed(identity)
+				status.Started()
 				run(ctx)
 			},
 			OnStoppedLeading: func() {
+				status.Stopped()
 				if ctx.Err() == nil {
 					lost = true
 					log.Error("Lost the leader Lease")
@@ -66,6 +87,7 @@ func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Inte
 				cancel()
 			},
 			OnNewLeader: func(current string) {
+				status.Observed(current)
 				if current != identity {
 					log.WithField("leader", current).Info("Another replica leads")
 				}

@@ -119,11 +119,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
-	metrics := plumbing.NewMetrics(reg)
-	plumbing.RegisterClientMetrics(reg)
+	reg, metrics, leader := newMetricsRegistry()
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
 		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,
@@ -140,6 +136,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(mgr.RolloutPhases())
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
 		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
@@ -147,10 +144,9 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	}).Info("Starting")
 	log.WithField("qps", limit.QPS).Infof("Client-side rate limit: %s", limit.Why)
 
-	ready := mgr.Ready
-	if cfg.LeaderElect {
-		// A standby replica is ready: leadership is not readiness.
-		ready = func() bool { return true }
+	ready := readiness(cfg.LeaderElect, mgr.Ready, leader)
+	if !cfg.LeaderElect {
+		leader.Started() // without election this replica runs the controllers
 	}
 	extra := map[string]http.Handler{}
 	if cfg.RegistryWebhookSecretFile != "" {
@@ -175,12 +171,27 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		if leaseErr != nil {
 			return leaseErr
 		}
-		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, log)
+		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, leader, log)
 	} else {
 		mgr.Run(ctx)
 	}
 	<-serverDone
 	return err
+}
+
+// newMetricsRegistry is the registry of /metrics with every collector the process
+// registers but stagehand_rollouts, which the manager's caches feed: the Go and process
+// collectors, the rollout and hook metrics, the workqueue metrics (client-go's provider
+// from now on: set once per process, before any queue exists), the client metrics and the
+// leader gauge. No label of any of them holds a DeploymentConfig, pod, revision or
+// namespace name (docs/controller.md, "Health and metrics"; metrics_test.go).
+func newMetricsRegistry() (*prometheus.Registry, *plumbing.Metrics, *plumbing.LeaderStatus) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	workqueue.SetProvider(plumbing.NewWorkqueueMetricsProvider(reg))
+	metrics := plumbing.NewMetrics(reg)
+	plumbing.RegisterClientMetrics(reg)
+	return reg, metrics, plumbing.NewLeaderStatus(reg)
 }
 
 // insecureRegistries allows plain HTTP for the listed registries and for loopback ones.

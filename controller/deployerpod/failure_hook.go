@@ -157,8 +157,21 @@ func (c *Controller) markFailureHook(ctx context.Context, dc *v1alpha1.Deploymen
 	}
 	c.writes.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, updated.ResourceVersion)
 	plumbing.SyncLog(c.log, rs.Namespace, dc.Name, rs.Name).WithField("failureHook", state).Info("Failure hook moved on")
+	if state.Finished() { // written once: the update carries the cached resourceVersion
+		c.metrics.HookFinished(v1alpha1.FailureHookStage, string(state), c.failureHookSeconds(rs))
+	}
 	*rs = *updated
 	return nil
+}
+
+// failureHookSeconds is how long the failure hook of rs has run: since its runner pod's
+// creation, or -1 (unknown) when the runner never existed or is no longer cached.
+func (c *Controller) failureHookSeconds(rs *appsv1.ReplicaSet) float64 {
+	pod, err := c.podLister.Pods(rs.Namespace).Get(v1alpha1.FailureHookRunnerName(rs.Name))
+	if err != nil || !revision.IsFailureHookRunnerOf(rs, pod) {
+		return -1
+	}
+	return c.now().Sub(pod.CreationTimestamp.Time).Seconds()
 }
 
 // FailureHookPodFor is the failure-hook runner pod of revision rs: the deployer pod of its

@@ -67,7 +67,7 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 		return false, plumbing.RequeueAfter(min(wait, 2*time.Second),
 			fmt.Sprintf("the deployer exited 0; waiting for %s to show %d available replicas", rs.Name, desired))
 	}
-	*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonEndedWithoutRollout,
+	*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonEndedWithoutRollout, Hooks: t.Hooks,
 		Msg: fmt.Sprintf("the deployer exited 0, but revision %s runs %d replicas with %d of %d available: the strategy ended without rolling out, so the previous revision keeps serving",
 			rs.Name, replicas, available, desired)}
 	return true, nil

@@ -88,7 +88,7 @@ func (c *Controller) syncRevision(ctx context.Context, key string) error {
 	t := phase.Transition{Phase: next}
 	if next.IsTerminal() {
 		out := podOutcome(pod)
-		t.Reason, t.Msg = out.Reason, out.Message
+		t.Reason, t.Msg, t.Hooks = out.Reason, out.Message, out.Hooks
 	}
 	if next == v1alpha1.RevisionPhaseComplete {
 		proven, err := c.proveComplete(ctx, rs, pod, &t)

@@ -28,6 +28,10 @@ type Transition struct {
 	Reason string // for a terminal phase
 	Msg    string
 	Cancel bool // also set the cancelled annotation
+	// Hooks are the hooks that the deployer pod's run finished, from its termination
+	// message: recorded with a terminal transition, so once per deployer pod (the
+	// transition is written once). Not written to the revision.
+	Hooks []v1alpha1.HookOutcome
 }
 
 // Write moves rs to t.Phase with an Update that carries rs's resourceVersion, so that two
@@ -102,9 +106,13 @@ func Record(recorder record.EventRecorder, metrics *plumbing.Metrics, dc *v1alph
 	}
 }
 
-// RecordFinished records the metrics of a revision that reached a terminal phase.
+// RecordFinished records the metrics of a revision that reached a terminal phase, and of
+// the hooks its deployer pod reported.
 func RecordFinished(metrics *plumbing.Metrics, rs *appsv1.ReplicaSet, t Transition) {
 	metrics.RolloutFinished(StrategyOf(rs), string(t.Phase), t.Reason, time.Since(rs.CreationTimestamp.Time))
+	for _, h := range t.Hooks {
+		metrics.HookFinished(h.Stage, string(h.Result), h.Seconds)
+	}
 }
 
 // StrategyOf is the strategy type in a revision's snapshot, for metric labels.

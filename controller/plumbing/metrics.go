@@ -1,9 +1,13 @@
 package plumbing
 
 import (
+	"math"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
 // Metrics are the controller's rollout metrics. A nil *Metrics records nothing, for tests.
@@ -18,6 +22,9 @@ type Metrics struct {
 
 	deferRuns     *prometheus.CounterVec
 	deferDuration *prometheus.HistogramVec
+
+	hooks        *prometheus.CounterVec
+	hookDuration *prometheus.HistogramVec
 }
 
 // NewMetrics creates the rollout metrics and registers them with reg.
@@ -58,9 +65,79 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from a DeferPolicy run's first step to its outcome, by when and outcome; runs whose steps never started are not observed.",
 			Buckets: []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
 		}, []string{"when", "outcome"}),
+		hooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_hooks_total",
+			Help: "Lifecycle hooks that finished, by stage (pre, mid, post, step, failed, other) and result (Succeeded, Failed, Ignored, TimedOut, Unknown).",
+		}, []string{"stage", "result"}),
+		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "stagehand_hook_duration_seconds",
+			Help:    "Time from a lifecycle hook's first attempt to its end, retries included, by stage and result.",
+			Buckets: []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+		}, []string{"stage", "result"}),
 	}
-	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration, m.deferRuns, m.deferDuration)
+	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration, m.deferRuns, m.deferDuration,
+		m.hooks, m.hookDuration)
 	return m
+}
+
+// HookFinished records a lifecycle hook that ended with result after seconds; a negative
+// seconds (unknown) counts the hook without observing a duration. stage and result are
+// bounded here (HookStage, HookResult): they may come from a custom image's termination
+// message.
+func (m *Metrics) HookFinished(stage, result string, seconds float64) {
+	if m == nil {
+		return
+	}
+	stage, result = HookStage(stage), HookResult(result)
+	m.hooks.WithLabelValues(stage, result).Inc()
+	if seconds >= 0 && !math.IsInf(seconds, 0) {
+		m.hookDuration.WithLabelValues(stage, result).Observe(seconds)
+	}
+}
+
+// HookStages are the values of the stage label of the hook metrics.
+var HookStages = []string{"pre", "mid", "post", "step", v1alpha1.FailureHookStage, "other"}
+
+// HookStage is the stage label of a hook at stage: pre, mid, post and failed as they are,
+// step for every step-N, other for a custom flow's own stage names.
+func HookStage(stage string) string {
+	switch {
+	case stage == "pre", stage == "mid", stage == "post", stage == v1alpha1.FailureHookStage:
+		return stage
+	case isStepStage(stage):
+		return "step"
+	}
+	return "other"
+}
+
+// isStepStage reports whether stage is step-N (v1alpha1.StepStage).
+func isStepStage(stage string) bool {
+	n, ok := strings.CutPrefix(stage, "step-")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// HookResults are the values of the result label of the hook metrics.
+var HookResults = []string{
+	string(v1alpha1.HookResultSucceeded), string(v1alpha1.HookResultFailed),
+	string(v1alpha1.HookResultIgnored), string(v1alpha1.HookResultTimedOut), "Unknown",
+}
+
+// HookResult is the result label of a hook result: one of the v1alpha1.HookResult values,
+// else Unknown.
+func HookResult(result string) string {
+	switch v1alpha1.HookResult(result) {
+	case v1alpha1.HookResultSucceeded, v1alpha1.HookResultFailed, v1alpha1.HookResultIgnored, v1alpha1.HookResultTimedOut:
+		return result
+	}
+	return "Unknown"
 }
 
 // ExecFinished records one attempt of an ExecutionHook command that took d; errorType
