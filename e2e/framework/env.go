@@ -31,8 +31,9 @@ type Env struct {
 	Kubeconfig string
 	RepoRoot   string
 
-	cluster *localcluster.Cluster
-	tmpDir  string
+	cluster        *localcluster.Cluster
+	tmpDir         string
+	controllerArgs []string
 }
 
 // ClusterMissing returns why Start has no cluster to give on this machine ("" when it has
@@ -60,6 +61,9 @@ type StartOptions struct {
 	// PriorityAndFairness runs the apiserver with API Priority and Fairness on, as real
 	// clusters do (the tests leave it off; the bench turns it on).
 	PriorityAndFairness bool
+	// ControllerArgs are added to the controller's arguments on the local cluster (the
+	// chaos suite shortens the leader Lease with them).
+	ControllerArgs []string
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -74,7 +78,7 @@ func StartWith(ctx context.Context, opts StartOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{RepoRoot: root}
+	env := &Env{RepoRoot: root, controllerArgs: opts.ControllerArgs}
 	if path := os.Getenv(KubeconfigEnv); path != "" {
 		env.Kubeconfig = path
 		env.Config, err = clientcmd.BuildConfigFromFlags("", path)
@@ -137,6 +141,10 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 	e.Kubeconfig = e.cluster.KubeconfigPath()
 	return nil
 }
+
+// Cluster is the local cluster the suite started, for fault injection (restarts of the
+// apiserver and etcd, node faults); nil on a cluster given by E2E_KUBECONFIG.
+func (e *Env) Cluster() *localcluster.Cluster { return e.cluster }
 
 // Local reports whether the suite runs on a local cluster it started (hooks and pods run
 // as host processes there), rather than on a cluster given by E2E_KUBECONFIG.

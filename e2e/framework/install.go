@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func (e *Env) InstallStagehand(ctx context.Context) error {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(e.Kube.Discovery()))
 	for _, obj := range objs {
 		if obj.GetKind() == "Deployment" && obj.GetName() == "stagehand-controller" {
-			if err := adaptControllerForLocalCluster(obj); err != nil {
+			if err := adaptControllerForLocalCluster(obj, e.controllerArgs); err != nil {
 				return err
 			}
 		}
@@ -97,7 +98,7 @@ func (e *Env) apply(ctx context.Context, mapper meta.RESTMapper, obj *unstructur
 	return nil
 }
 
-func adaptControllerForLocalCluster(obj *unstructured.Unstructured) error {
+func adaptControllerForLocalCluster(obj *unstructured.Unstructured, extra []string) error {
 	containers, _, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 	if err != nil || len(containers) == 0 {
 		return fmt.Errorf("the controller Deployment has no containers: %v", err)
@@ -108,7 +109,7 @@ func adaptControllerForLocalCluster(obj *unstructured.Unstructured) error {
 			probe["periodSeconds"] = int64(1) // a restarted replica is seen ready at once
 		}
 		args, _ := c["args"].([]any)
-		for _, a := range localControllerArgs {
+		for _, a := range append(slices.Clone(localControllerArgs), extra...) {
 			args = append(args, a)
 		}
 		c["args"] = args

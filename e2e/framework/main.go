@@ -16,6 +16,12 @@ import (
 // name prefixes its error messages. On the local cluster, a passing run also fails when a
 // pod is left Terminating (StuckTerminating).
 func Main(m *testing.M, name string, use func(env *Env, skipReason string)) {
+	MainWith(m, name, StartOptions{}, use)
+}
+
+// MainWith is Main for a binary whose local cluster needs options (more nodes, controller
+// arguments).
+func MainWith(m *testing.M, name string, opts StartOptions, use func(env *Env, skipReason string)) {
 	reason := ClusterMissing()
 	skip, err := gate.Check(reason)
 	if err != nil {
@@ -24,7 +30,7 @@ func Main(m *testing.M, name string, use func(env *Env, skipReason string)) {
 	}
 	var env *Env
 	if !skip {
-		if env, err = Start(context.Background()); err != nil {
+		if env, err = StartWith(context.Background(), opts); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			os.Exit(1)
 		}

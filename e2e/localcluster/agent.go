@@ -41,6 +41,7 @@ func agentConfig(l layout, nodes int, rc *rest.Config, log *logrus.Entry) (nodea
 		Dir:             l.agentDir(),
 		ImageMap:        im,
 		Address:         "127.0.0.1",
+		PodNetwork:      podNetwork(log),
 		ServingCertFile: l.pki().cert("kubelet"),
 		ServingKeyFile:  l.pki().key("kubelet"),
 		Log:             log,

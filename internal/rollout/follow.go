@@ -121,6 +121,8 @@ type follower struct {
 	waiting bool
 	// stepText is the step of a rollout with steps, as last printed.
 	stepText string
+	// waitText is what the revision waits for (its waiting annotation), as last printed.
+	waitText string
 }
 
 // lastSeen is what Follow last saw, for the message when it stops waiting.
@@ -181,6 +183,12 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	if step, ok := v1alpha1.StepOf(rs); ok && phase == v1alpha1.RevisionPhaseRunning && step.String() != f.stepText {
 		f.stepText = step.String()
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, f.stepText)
+	}
+	if _, wait := revision.Waiting(rs); wait != f.waitText && !phase.IsTerminal() {
+		f.waitText = wait
+		if wait != "" {
+			fmt.Fprintf(f.out, "revision %s is waiting: %s\n", rs.Name, wait)
+		}
 	}
 	if phase != f.phase {
 		f.phase = phase

@@ -28,6 +28,9 @@ type Config struct {
 	// every restart up to MaxRestartBackoff. Defaults: 1s and 5m (the kubelet uses 10s and 5m;
 	// a shorter start keeps CrashLoopBackOff tests fast).
 	RestartBackoff, MaxRestartBackoff time.Duration
+	// PodNetwork is a /16 routed to loopback from which pods annotated OwnIPAnnotation get
+	// their IPs; empty: they get loopback addresses of their own (podip.go).
+	PodNetwork string
 	// ExtraEnv ("NAME=value") is added to the environment of every container, before the
 	// container's own env, which can override it.
 	ExtraEnv []string

@@ -66,7 +66,7 @@ func newPodWorker(a *Agent, pod *corev1.Pod) *podWorker {
 		dirty:   make(chan struct{}, 1),
 		removed: make(chan struct{}),
 		pod:     pod,
-		ip:      podIP(pod, a.address),
+		ip:      podIP(pod, a.address, a.cfg.PodNetwork),
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
