@@ -124,10 +124,17 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 	assert.NotNil(t, got.Status.ContainerStatuses[0].State.Running, "the killed container's end was reported")
 	assert.True(t, procAlive(survivorPID, ""), "the other node's pod died")
 
-	// When the node starts again, as a machine that came back
+	// When its Node is deleted, and the node starts again, as a machine that came back
+	oldNode, err := cs.CoreV1().Nodes().Get(ctx, lost, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, cs.CoreV1().Nodes().Delete(ctx, lost, metav1.DeleteOptions{}))
 	require.NoError(t, c.StartNode(ctx, lost))
 
-	// Then the killed container restarts, as its restart policy says
+	// Then the Node is registered again
+	node, err := cs.CoreV1().Nodes().Get(ctx, lost, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.NotEqual(t, oldNode.UID, node.UID)
+	// And the killed container restarts, as its restart policy says
 	waitForPod(ctx, t, cs, victim.Name, "restarted", func(p *corev1.Pod) bool {
 		return isRunning(p) && p.Status.ContainerStatuses[0].RestartCount >= 1
 	})
