@@ -116,6 +116,7 @@ func (c *Cluster) startAgent(ctx context.Context) error {
 
 // inProcessAgent is nodeagent.Run on a goroutine of this process.
 type inProcessAgent struct {
+	agent       *nodeagent.Agent // for node faults
 	cancel      context.CancelFunc
 	done        chan struct{}
 	err         error
@@ -140,12 +141,17 @@ func startInProcessAgent(ctx context.Context, l layout, nodes int, rc *rest.Conf
 		f.Close()
 		return nil, err
 	}
+	agent, err := nodeagent.New(cfg)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	// The agent lives until Stop, not until the start-up context ends.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &inProcessAgent{cancel: cancel, done: make(chan struct{}), logPath: logPath, logOut: f}
+	a := &inProcessAgent{agent: agent, cancel: cancel, done: make(chan struct{}), logPath: logPath, logOut: f}
 	go func() {
 		defer close(a.done)
-		a.err = nodeagent.Run(runCtx, cfg)
+		a.err = agent.Run(runCtx)
 	}()
 	return a, nil
 }

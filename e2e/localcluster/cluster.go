@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,12 +72,16 @@ type Cluster struct {
 	log        *logrus.Entry
 	restConfig *rest.Config
 	client     kubernetes.Interface
-	procs      []*process // in start order
 	agent      *inProcessAgent
 	registry   *Registry
 
-	stopOnce sync.Once
-	stopErr  error
+	procMu  sync.Mutex // guards procs and stopped: RestartComponent replaces a process
+	procs   []*process // in start order
+	stopped bool       // Stop began: nothing starts any more
+
+	restartMu sync.Mutex // one RestartComponent at a time
+	stopOnce  sync.Once
+	stopErr   error
 }
 
 // Start brings the cluster up in opts.Dir and returns once the apiserver is ready, the
@@ -325,8 +330,12 @@ func (c *Cluster) Stop() error {
 		if c.registry != nil {
 			errs = append(errs, c.registry.Stop())
 		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			errs = append(errs, c.procs[i].stop())
+		c.procMu.Lock()
+		c.stopped = true
+		procs := slices.Clone(c.procs)
+		c.procMu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			errs = append(errs, procs[i].stop())
 		}
 		killPodProcesses(c.layout.dir) // what the agent's pods started in turn
 		c.stopErr = errors.Join(errs...)

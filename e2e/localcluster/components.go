@@ -82,6 +82,12 @@ func apiserverArgs(l layout, p ports, apf bool) []string {
 		// endpoint, which is refused, and logs an error every 10 s.
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=" + strconv.FormatBool(apf),
+		// On SIGTERM, answer new requests 429 with Retry-After (client-go retries them) until
+		// the requests in flight are done, then close every connection within 2 s. By
+		// default the apiserver waits up to 60 s for its clients' watches to end, so a
+		// RestartComponent while clients watch would always end in SIGKILL after termGrace
+		// and keep the API away for that long.
+		"--shutdown-send-retry-after=true",
 		"--profiling=false",
 	}
 }

@@ -41,8 +41,10 @@ type Agent struct {
 	spawner                 *spawner
 	backoffBase, backoffMax time.Duration
 
+	nodes map[string]*node // by name; fixed by New
+
 	mu       sync.Mutex
-	ctx      context.Context
+	ctx      context.Context // Run's; nil until Run starts
 	stopping bool
 	workers  map[types.UID]*podWorker
 	byName   map[string]*podWorker  // namespace/name -> newest worker of that name
@@ -54,17 +56,31 @@ type Agent struct {
 // until ctx is done. When it returns, every process it started has been stopped. The
 // Nodes and their pods are left in the API.
 func Run(ctx context.Context, cfg Config) error {
-	a, err := newAgent(cfg)
+	a, err := New(cfg)
 	if err != nil {
 		return err
 	}
+	return a.Run(ctx)
+}
+
+// Run is the package's Run for an agent that New made, so that its caller can inject node
+// faults (StopNode, StartNode, LoseNode) while it runs. It runs once.
+func (a *Agent) Run(ctx context.Context) error {
+	cfg := a.cfg
 	cert, err := tls.LoadX509KeyPair(cfg.ServingCertFile, cfg.ServingKeyFile)
 	if err != nil {
 		return fmt.Errorf("loading the node serving certificate: %w", err)
 	}
-	a.spawner = newSpawner()
 	ctx, cancel := context.WithCancel(ctx)
+	a.mu.Lock()
+	if a.ctx != nil {
+		a.mu.Unlock()
+		cancel()
+		return errors.New("node agent: Run was already called")
+	}
 	a.ctx = ctx
+	a.spawner = newSpawner()
+	a.mu.Unlock()
 	var servers []*nodeServer
 	var bg sync.WaitGroup
 	defer func() {
@@ -86,10 +102,12 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 		a.log.WithFields(logrus.Fields{"node": name, "port": s.port}).Info("node registered")
+		n := a.nodes[name]
+		n.begin(ctx, s.port)
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
-			a.heartbeat(ctx, name, s.port)
+			a.heartbeat(ctx, n)
 		}()
 		if err := a.watchPods(ctx, name, &bg); err != nil {
 			return err
@@ -100,7 +118,8 @@ func Run(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-func newAgent(cfg Config) (*Agent, error) {
+// New checks cfg and prepares an agent; Run drives it.
+func New(cfg Config) (*Agent, error) {
 	if cfg.RESTConfig == nil {
 		return nil, errors.New("node agent: RESTConfig is required")
 	}
@@ -128,6 +147,10 @@ func newAgent(cfg Config) (*Agent, error) {
 		workers:     map[types.UID]*podWorker{},
 		byName:      map[string]*podWorker{},
 		finished:    map[types.UID]struct{}{},
+		nodes:       map[string]*node{},
+	}
+	for _, name := range cfg.NodeNames {
+		a.nodes[name] = &node{name: name, gate: newNodeGate()}
 	}
 	if a.log == nil {
 		a.log = logrus.NewEntry(logrus.StandardLogger())
@@ -192,18 +215,20 @@ func (a *Agent) podChanged(obj any) {
 		w.setPod(pod)
 		return
 	}
-	if _, done := a.finished[pod.UID]; done || a.stopping {
+	n := a.nodes[pod.Spec.NodeName] // the informers only list pods of these nodes
+	if _, done := a.finished[pod.UID]; done || a.stopping || n == nil {
 		a.mu.Unlock()
 		return
 	}
-	w := newPodWorker(a, pod)
+	w := newPodWorker(a, pod, n.gate)
 	a.workers[pod.UID] = w
 	a.byName[pod.Namespace+"/"+pod.Name] = w
 	a.running.Add(1)
+	ctx := a.ctx
 	a.mu.Unlock()
 	go func() {
 		defer a.running.Done()
-		w.run(a.ctx)
+		w.run(ctx)
 	}()
 }
 

@@ -27,9 +27,11 @@ func TestConfigErrorWaitsLikeTheKubeletUntilTheConfigMapHasTheKey(t *testing.T) 
 				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "missing"}}}},
 		}}},
 	}
-	w := newPodWorker(a, pod)
-	c := w.ctrs[0]
 	ctx, cancel := context.WithCancel(t.Context())
+	gate := newNodeGate()
+	gate.open(ctx)
+	w := newPodWorker(a, pod, gate)
+	c := w.ctrs[0]
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

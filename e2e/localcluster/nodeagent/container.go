@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,16 +48,6 @@ type ctr struct {
 	proc          *proc   // the running process, if any
 	run           *ctrRun // the current or last run; nil before the first start
 	backoff       restartBackoff
-}
-
-// ctrRun is one run of a container: what exec, probes and log readers need.
-type ctrRun struct {
-	argv      []string // nil for a simulated container
-	env       []string
-	dir       string
-	started   time.Time
-	done      chan struct{} // closed when the run ended and its output is in the log
-	simulated bool
 }
 
 func newCtr(spec *corev1.Container, init, sidecar bool, base, maxDelay time.Duration) *ctr {
@@ -158,110 +147,6 @@ func (w *podWorker) waitBackoff(ctx context.Context, c *ctr) bool {
 	case <-time.After(delay):
 		return true
 	}
-}
-
-// runOnce runs c once and waits for it to end. ran is false when ctx ended before the
-// container could start. A simulated container runs until ctx ends, except a simulated
-// init container, which completes at once.
-func (w *podWorker) runOnce(ctx context.Context, c *ctr) (exitCode int32, ran bool) {
-	run, err := w.prepare(ctx, c)
-	logged := ""
-	for err != nil {
-		if err.Error() != logged {
-			logged = err.Error()
-			w.log.WithFields(logrus.Fields{"container": c.spec.Name, "reason": configErrorReason(err)}).WithError(err).Info("container waits")
-		}
-		w.setWaiting(c, configErrorReason(err), err.Error())
-		select {
-		case <-ctx.Done():
-			return 0, false
-		case <-time.After(configRetryPeriod):
-		}
-		run, err = w.prepare(ctx, c)
-	}
-	if err := os.MkdirAll(filepath.Dir(w.terminationPath(c)), 0o755); err != nil {
-		w.log.WithError(err).Warn("creating container directory")
-	}
-	_ = os.WriteFile(w.terminationPath(c), nil, 0o644)
-	w.mu.Lock()
-	if w.stopping {
-		w.mu.Unlock()
-		return 0, false
-	}
-	if c.run != nil {
-		// A restart: keep the last run's log for previous=true.
-		_ = os.Rename(w.logPath(c), w.previousLogPath(c))
-		c.status.RestartCount++
-		if c.status.State.Terminated != nil {
-			c.status.LastTerminationState = c.status.State
-		}
-	}
-	c.run = run
-	c.status.ContainerID = "stagehand://" + newID()
-	// A simulated run gets an empty log; it keeps no file open.
-	sink, err := newLogSink(w.logPath(c))
-	var p *proc
-	if err == nil && run.simulated {
-		sink.close(0)
-		sink = nil
-	} else if err == nil {
-		p, err = w.startProcess(run, sink)
-		c.proc = p
-	}
-	started := metav1.NewTime(run.started.Truncate(time.Second))
-	if err != nil {
-		w.terminateLocked(c, startExitCode(err), reasonStartError, err.Error(), started)
-		w.mu.Unlock()
-		if sink != nil {
-			sink.close(0)
-		}
-		close(run.done)
-		w.markDirty()
-		w.log.WithError(err).WithField("container", c.spec.Name).Warn("container failed to start")
-		return startExitCode(err), true
-	}
-	c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
-	c.status.Started = ptrTo(true)
-	probe := c.spec.ReadinessProbe
-	if run.simulated || (c.init && !c.sidecar) {
-		probe = nil // simulated containers are ready at once; init containers have no readiness
-	}
-	c.status.Ready = probe == nil && (!c.init || c.sidecar)
-	w.mu.Unlock()
-	w.markDirty()
-
-	if run.simulated {
-		if !c.init || c.sidecar {
-			<-ctx.Done()
-		}
-		w.mu.Lock()
-		w.terminateLocked(c, 0, reasonCompleted, "", started)
-		w.mu.Unlock()
-		close(run.done)
-		w.markDirty()
-		return 0, true
-	}
-
-	probeCtx, stopProbe := context.WithCancel(ctx)
-	if probe != nil {
-		go w.probeReadiness(probeCtx, c, run, probe)
-	}
-	<-p.done
-	stopProbe()
-	sink.close(logDrainTimeout)
-	code := p.exitCode()
-	reason := reasonCompleted
-	if code != 0 {
-		reason = reasonError
-	}
-	msg := w.terminationMessage(c, code)
-	w.mu.Lock()
-	c.proc = nil
-	w.terminateLocked(c, code, reason, msg, started)
-	w.mu.Unlock()
-	close(run.done)
-	w.markDirty()
-	return code, true
 }
 
 func (w *podWorker) terminateLocked(c *ctr, code int32, reason, msg string, started metav1.Time) {

@@ -134,9 +134,20 @@ func (a *Agent) nodeStatus(name string, port int32, prev []corev1.NodeCondition,
 	}
 }
 
-// heartbeat renews the node's Lease every leaseRenewPeriod and its Ready condition every
-// nodeStatusPeriod until ctx ends. Errors are logged and retried on the next tick.
-func (a *Agent) heartbeat(ctx context.Context, name string, port int32) {
+// heartbeat beats for the node whenever it runs (see StopNode), until ctx ends.
+func (a *Agent) heartbeat(ctx context.Context, n *node) {
+	for {
+		nodeCtx, ok := n.gate.wait(ctx)
+		if !ok {
+			return
+		}
+		a.beat(nodeCtx, n.name, n.port)
+	}
+}
+
+// beat renews the node's Lease at once and every leaseRenewPeriod, and its Ready condition
+// every nodeStatusPeriod, until ctx ends. Errors are logged and retried on the next tick.
+func (a *Agent) beat(ctx context.Context, name string, port int32) {
 	lease := time.NewTicker(leaseRenewPeriod)
 	defer lease.Stop()
 	status := time.NewTicker(nodeStatusPeriod)

@@ -26,10 +26,11 @@ const (
 // object is deleted. One goroutine (run) owns the pod's lifecycle and its status writes;
 // every container runs in a goroutine of its own (container.go).
 type podWorker struct {
-	a   *Agent
-	dir string
-	ip  string // the pod's IP: the node's, or its own (podip.go)
-	log *logrus.Entry
+	a    *Agent
+	gate *nodeGate // the pod's node's: the worker acts only while the node runs
+	dir  string
+	ip   string // the pod's IP: the node's, or its own (podip.go)
+	log  *logrus.Entry
 
 	updated chan struct{} // the pod object changed (cap 1)
 	dirty   chan struct{} // the status changed (cap 1)
@@ -57,9 +58,10 @@ type podWorker struct {
 	runCancel   context.CancelFunc
 }
 
-func newPodWorker(a *Agent, pod *corev1.Pod) *podWorker {
+func newPodWorker(a *Agent, pod *corev1.Pod, gate *nodeGate) *podWorker {
 	w := &podWorker{
 		a:       a,
+		gate:    gate,
 		dir:     filepath.Join(a.cfg.Dir, "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		log:     a.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "node": pod.Spec.NodeName}),
 		updated: make(chan struct{}, 1),
@@ -117,9 +119,13 @@ func (w *podWorker) markRemoved() { w.removeOnce.Do(func() { close(w.removed) })
 
 // run drives the pod. It returns when the pod object is gone (deleted by this worker or by
 // someone else) or when ctx is done (the agent stops; the spawner kills the processes).
-// In the first case it removes the pod's emptyDir volumes; the pod folder stays.
+// In the first case it removes the pod's emptyDir volumes; the pod folder stays. It does
+// nothing while the pod's node is stopped (see StopNode).
 func (w *podWorker) run(ctx context.Context) {
 	defer w.a.forget(w)
+	if _, ok := w.gate.wait(ctx); !ok {
+		return
+	}
 	pod := w.latest()
 	if isTerminal(pod.Status.Phase) {
 		// Already finished (for example by an earlier agent): never run it again.
@@ -129,8 +135,9 @@ func (w *podWorker) run(ctx context.Context) {
 		return
 	}
 	if pod.DeletionTimestamp != nil {
-		w.deletePod(ctx)
-		w.removePrivateVolumes()
+		if w.deleteObject(ctx) {
+			w.removePrivateVolumes()
+		}
 		return
 	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -152,84 +159,42 @@ func (w *podWorker) run(ctx context.Context) {
 		w.runContainers(runCtx)
 	}()
 	w.markDirty()
-
-	var deadline <-chan time.Time
-	var deadlineTimer *time.Timer
-	resetDeadline := func(pod *corev1.Pod) {
-		if deadlineTimer != nil {
-			deadlineTimer.Stop()
-			deadline = nil
-		}
-		if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
-			deadlineTimer = time.NewTimer(time.Until(w.startTime.Add(time.Duration(*ads) * time.Second)))
-			deadline = deadlineTimer.C
-		}
-	}
-	resetDeadline(pod)
-	var deletion <-chan struct{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.removed:
-			// Force-deleted: nothing to report any more.
-			<-w.stopContainers(0)
-			w.removePrivateVolumes()
-			return
-		case <-w.dirty:
-			if w.syncStatus(ctx) {
-				w.stopIfFinished()
-			}
-		case <-deadline:
-			deadline = nil
-			w.mu.Lock()
-			if w.failReason == "" && !w.stopping {
-				w.failReason, w.failMessage = reasonDeadlineExceeded, messageDeadlineExceeded
-				w.log.Info("active deadline exceeded, stopping the pod")
-			}
-			w.mu.Unlock()
-			w.stopContainers(terminationGrace(w.latest()))
-			w.markDirty()
-		case <-w.updated:
-			pod := w.latest()
-			if pod.DeletionTimestamp == nil {
-				resetDeadline(pod)
-				continue
-			}
-			if deletion == nil {
-				w.mu.Lock()
-				w.deleting = true
-				w.mu.Unlock()
-				grace := time.Duration(0)
-				if g := pod.DeletionGracePeriodSeconds; g != nil {
-					grace = time.Duration(*g) * time.Second
-				}
-				w.log.WithField("grace", grace).Debug("pod is being deleted, stopping its containers")
-				deletion = w.stopContainers(grace)
-			}
-		case <-deletion:
-			w.syncStatus(ctx)
-			w.deletePod(ctx)
-			w.removePrivateVolumes()
-			return
-		}
-	}
+	l := &podLoop{w: w}
+	l.resetDeadline(pod)
+	l.run(ctx)
 }
 
 // waitForDeletion handles a pod that is already terminal: it only deletes it once asked to.
 // It reports whether the pod is gone (false: the agent stops).
 func (w *podWorker) waitForDeletion(ctx context.Context) bool {
 	for {
+		if _, ok := w.gate.wait(ctx); !ok {
+			return false
+		}
 		if w.latest().DeletionTimestamp != nil {
-			w.deletePod(ctx)
-			return true
+			return w.deleteObject(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return false
 		case <-w.removed:
-			return true
+			_, ok := w.gate.wait(ctx)
+			return ok
 		case <-w.updated:
+		}
+	}
+}
+
+// deleteObject deletes the pod object once the node runs, and again when a node stop cut
+// the deletion short. It reports false when ctx ended first.
+func (w *podWorker) deleteObject(ctx context.Context) bool {
+	for {
+		nodeCtx, ok := w.gate.wait(ctx)
+		if !ok {
+			return false
+		}
+		if w.deletePod(nodeCtx) {
+			return true
 		}
 	}
 }
@@ -298,8 +263,9 @@ func (w *podWorker) liveProcsLocked() []*proc {
 }
 
 // deletePod removes the pod object for good, with grace 0 and a UID precondition so that a
-// new pod of the same name is never hit.
-func (w *podWorker) deletePod(ctx context.Context) {
+// new pod of the same name is never hit. It reports false when ctx ended before the
+// deletion went through (the node stopped, or the agent); other failures are logged.
+func (w *podWorker) deletePod(ctx context.Context) bool {
 	pod := w.latest()
 	zero := int64(0)
 	err := w.a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
@@ -311,9 +277,11 @@ func (w *podWorker) deletePod(ctx context.Context) {
 		w.log.Debug("pod deleted")
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 	case ctx.Err() != nil:
+		return false
 	default:
 		w.log.WithError(err).Warn("deleting pod")
 	}
+	return true
 }
 
 func terminationGrace(pod *corev1.Pod) time.Duration {

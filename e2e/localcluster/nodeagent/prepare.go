@@ -37,6 +37,7 @@ func (w *podWorker) prepare(ctx context.Context, c *ctr) (*ctrRun, error) {
 	img, mapped := w.a.cfg.ImageMap.Resolve(spec.Image)
 	run := &ctrRun{
 		done:      make(chan struct{}),
+		killed:    make(chan struct{}),
 		simulated: !mapped && len(spec.Command) == 0,
 	}
 	env := baseEnv(pod, w.dir, w.a.cfg.ExtraEnv)
@@ -157,6 +158,9 @@ func (w *podWorker) refreshIdentity(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Until(at)):
+		}
+		if _, ok := w.gate.wait(ctx); !ok { // no token requests while the node is stopped
+			return
 		}
 		refresh, err := w.a.writeIdentity(ctx, w.latest(), w.dir)
 		if err != nil {

@@ -40,6 +40,9 @@ func (w *podWorker) probeReadiness(ctx context.Context, c *ctr, run *ctrRun, p *
 		case <-time.After(wait):
 		}
 		wait = period
+		if !w.gate.running() {
+			continue // a stopped node does not probe
+		}
 		err := w.probeOnce(ctx, c, run, p, timeout)
 		if ctx.Err() != nil {
 			return

@@ -105,8 +105,12 @@ func writeError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-// lookupContainer finds a container of a pod that runs on node.
+// lookupContainer finds a container of a pod that runs on node. While the node is
+// stopped, its endpoints answer 503, as the apiserver does for a kubelet it cannot reach.
 func (a *Agent) lookupContainer(node string, r *http.Request) (*podWorker, *ctr, error) {
+	if n := a.nodes[node]; n != nil && !n.gate.running() {
+		return nil, nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the kubelet of node %s is stopped", node)}
+	}
 	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	a.mu.Lock()
 	w := a.byName[ns+"/"+name]
