@@ -139,6 +139,14 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 		return isRunning(p) && p.Status.ContainerStatuses[0].RestartCount >= 1
 	})
 	assert.NotEqual(t, victimPID, readPodPID(t, c, victim))
+
+	// When the other node is stopped, and then the cluster
+	require.NoError(t, c.StopNode(kept))
+	require.NoError(t, c.Stop())
+
+	// Then the stopped node's container went with the cluster, as everything else did
+	assert.False(t, procAlive(survivorPID, ""), "a container of a stopped node outlived Stop")
+	assertNothingLeft(t, c.Dir())
 }
 
 // createScriptPod creates a pod on node whose container runs script with sh.

@@ -106,7 +106,7 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 // lookupContainer finds a container of a pod that runs on node. While the node is
-// stopped, its endpoints answer 503, as the apiserver does for a kubelet it cannot reach.
+// stopped, its endpoints answer 503 Service Unavailable: its kubelet is down.
 func (a *Agent) lookupContainer(node string, r *http.Request) (*podWorker, *ctr, error) {
 	if n := a.nodes[node]; n != nil && !n.gate.running() {
 		return nil, nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the kubelet of node %s is stopped", node)}
