@@ -57,6 +57,10 @@ unit: ## Run only the tests that need no cluster, in the three modules (without 
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: chaos
+chaos: build controlplane registry ## Run the chaos suite at full size: 100 rollouts on 20 DCs while the leader is killed, nodes stop and are lost, the apiserver and etcd restart (STAGEHAND_SEED=N replays a run; report in bin/chaos/).
+	cd $(E2E_MODULE) && STAGEHAND_CHAOS=full go test -count=1 -timeout=90m -tags e2e -run 'TestChaos$$' -v ./chaos/
+
 .PHONY: demo
 demo: build controlplane ## Start the local control plane, install Stagehand and show a DeploymentConfig.
 	hack/demo.sh
