@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
@@ -88,23 +91,24 @@ func throttleSince(ctx context.Context, env *framework.Env, before metricsSnapsh
 	return t
 }
 
-var metricsAddrRE = regexp.MustCompile(`addr="?(127\.0\.0\.1:\d+)`)
-
-// controllerMetrics reads the controller's /metrics at the address its log names (the
-// local cluster runs it on a free loopback port).
+// controllerMetrics reads the leader controller's /metrics at its pod's IP (the local
+// cluster gives the controller's pods IPs of their own, on the host; see
+// docs/localcluster.md): the standby's counters never move.
 func controllerMetrics(ctx context.Context, env *framework.Env) (string, error) {
-	var m []string
-	for _, line := range strings.Split(env.ControllerLogs(), "\n") {
-		if strings.Contains(line, "Serving /metrics") {
-			m = metricsAddrRE.FindStringSubmatch(line)
-		}
+	leader, err := env.Leader(ctx)
+	if err != nil || leader == "" {
+		return "", fmt.Errorf("no controller holds the leader Lease (%v)", err)
 	}
-	if m == nil {
-		return "", fmt.Errorf("no metrics address in the controller's log")
+	pod, err := env.Kube.CoreV1().Pods(framework.ControllerNamespace).Get(ctx, leader, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	if pod.Status.PodIP == "" {
+		return "", fmt.Errorf("the leader pod %s has no IP yet", leader)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m[1]+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(pod.Status.PodIP, "8080")+"/metrics", nil)
 	if err != nil {
 		return "", err
 	}
