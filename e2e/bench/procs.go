@@ -214,7 +214,11 @@ func (s *procSampler) sample() {
 		}
 		switch kind {
 		case controllerBin:
-			s.controllerPID, s.controller = pid, ps
+			// Two replicas run; the leader is the one that works. A standby's CPU stays
+			// near zero, so the busier process is the leader (a takeover moves it).
+			if s.controllerPID == 0 || pid == s.controllerPID || ps.cpu > s.controller.cpu {
+				s.controllerPID, s.controller = pid, ps
+			}
 		case deployerBin:
 			s.deployers[pid] = ps
 			running++
