@@ -34,7 +34,8 @@ func TestChaos(t *testing.T) {
 	rec, err := newRecorder(ctx, ns)
 	require.NoError(t, err)
 	defer rec.close()
-	createWorkload(t, ctx, ns, sz)
+	execDir := t.TempDir()
+	createWorkload(t, ctx, ns, sz, execDir)
 	require.Empty(t, settled(ctx, ns, sz, 5*time.Minute), "the first rollouts, before any fault")
 	baseline, basePod, err := leaderRSS(ctx)
 	require.NoError(t, err)
@@ -76,6 +77,7 @@ func TestChaos(t *testing.T) {
 	r.Invariants = []invariant{
 		{Name: "revision not terminal within its timeout + 2 min", Violations: append(rec.overdue(timeoutOf(sz), terminalGrace), open...)},
 		{Name: "two deployer or hook pods under one name", Violations: rec.duplicates()},
+		{Name: "exec hook run more often than its recorded attempts", Violations: execRunsOverAttempts(ctx, ns, execDir)},
 		{Name: "pod left Terminating", Violations: stuck},
 		{Name: "revision Complete with fewer available pods than desired", Violations: underAvailable(ctx, ns, sz)},
 		{Name: "controller memory off its baseline by more than 20%", Violations: memory},

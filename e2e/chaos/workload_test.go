@@ -5,11 +5,14 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -21,10 +24,16 @@ import (
 // dcName is the name of the run's i-th DC.
 func dcName(i int) string { return fmt.Sprintf("dc-%02d", i) }
 
-// workload is the run's i-th DC: every even one has a pre and a post hook (and a mid
+// execDC is the DC whose post hook is an exec hook in its new pods: each run appends a
+// line to a file named after the pod in the run's exec folder, so that the runs can be
+// counted against the attempts the ExecutionHook records.
+const execDC = 5
+
+// workload is the run's i-th DC: every even one has a pre and a post hook pod (and a mid
 // hook when it is Recreate), every third one is Recreate, dc-01 is a Custom strategy
-// (the example strategy image) and dc-03 has an AfterTermination DeferPolicy.
-func workload(i int, sz size) *stagehandv1.DeploymentConfig {
+// (the example strategy image), dc-03 has an AfterTermination DeferPolicy and dc-05 an
+// exec post hook that writes into execDir.
+func workload(i int, sz size, execDir string) *stagehandv1.DeploymentConfig {
 	strategy := stagehandv1.DeploymentStrategyTypeRolling
 	switch {
 	case i == 1:
@@ -50,7 +59,47 @@ func workload(i int, sz size) *stagehandv1.DeploymentConfig {
 	default:
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{TimeoutSeconds: timeout, Pre: pre, Post: post}
 	}
+	if i == execDC {
+		c := &dc.Spec.Template.Spec.Containers[0]
+		c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+		seconds := int64(60)
+		dc.Spec.Strategy.RollingParams.Post = &stagehandv1.LifecycleHook{FailurePolicy: stagehandv1.LifecycleHookFailurePolicyIgnore,
+			Exec: &stagehandv1.ExecHook{ContainerName: "app", Pods: stagehandv1.ExecHookPodsNew, TimeoutSeconds: &seconds,
+				Command: []string{"/bin/sh", "-c", `echo run >> "` + execDir + `/$POD_NAME"`}}}
+	}
 	return dc
+}
+
+// execRunsOverAttempts lists the pods in which the exec hook ran more often than the
+// ExecutionHooks recorded attempts (a run that was never recorded: twice for one attempt).
+func execRunsOverAttempts(ctx context.Context, ns, execDir string) []string {
+	hooks, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{"listing ExecutionHooks: " + err.Error()}
+	}
+	attempts := map[string]int32{}
+	for _, h := range hooks.Items {
+		for _, st := range h.Status.HookStatuses {
+			attempts[st.PodName] += st.Attempts
+		}
+	}
+	entries, err := os.ReadDir(execDir)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(execDir, e.Name()))
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		if runs := int32(strings.Count(string(data), "run\n")); runs > attempts[e.Name()] {
+			out = append(out, fmt.Sprintf("pod %s: the exec hook ran %d times, %d attempts recorded", e.Name(), runs, attempts[e.Name()]))
+		}
+	}
+	return out
 }
 
 func shellHook(policy stagehandv1.LifecycleHookFailurePolicy, script string) *stagehandv1.LifecycleHook {
@@ -74,7 +123,7 @@ func timeoutOf(sz size) func(revision string) time.Duration {
 }
 
 // createWorkload creates the DCs and dc-03's DeferPolicy.
-func createWorkload(t *testing.T, ctx context.Context, ns string, sz size) {
+func createWorkload(t *testing.T, ctx context.Context, ns string, sz size, execDir string) {
 	t.Helper()
 	policy := &stagehandv1.DeferPolicy{ObjectMeta: metav1.ObjectMeta{Name: dcName(3)}, Spec: stagehandv1.DeferPolicySpec{
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": dcName(3)}},
@@ -84,7 +133,7 @@ func createWorkload(t *testing.T, ctx context.Context, ns string, sz size) {
 	_, err := env.Stagehand.StagehandV1alpha1().DeferPolicies(ns).Create(ctx, policy, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for i := range sz.DCs {
-		_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, workload(i, sz), metav1.CreateOptions{})
+		_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, workload(i, sz, execDir), metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 }
