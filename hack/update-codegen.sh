@@ -49,3 +49,6 @@ rm -rf api/client/clientset api/client/listers api/client/informers
 echo "CRDs"
 "$tools/controller-gen" crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:dir=deploy/crds
 "$tools/crdpatch" deploy/crds/*.yaml
+
+echo "Helm chart: what it shares with deploy/"
+hack/update-chart.sh

@@ -12,7 +12,7 @@ modules=(. e2e e2e/localcluster)
 echo "verify: generated code"
 snapshot=$(mktemp -d)
 trap 'rm -rf "$snapshot"' EXIT
-generated=(api deploy/crds)
+generated=(api deploy/crds charts/stagehand/crds charts/stagehand/files)
 for d in "${generated[@]}"; do mkdir -p "$snapshot/$(dirname "$d")"; cp -a "$d" "$snapshot/$d"; done
 hack/update-codegen.sh >/dev/null
 for d in "${generated[@]}"; do
@@ -22,6 +22,22 @@ for d in "${generated[@]}"; do
     fail=1
   fi
 done
+
+echo "verify: the Helm chart (pinned in hack/tools/helm) against deploy/"
+helm=$root/bin/tools/helm
+helm_stamp=$root/bin/tools/.helm-stamp
+helm_want=$(sha256sum hack/tools/helm/go.sum | cut -d' ' -f1)
+if [[ ! -x $helm || ! -f $helm_stamp || $(cat "$helm_stamp") != "$helm_want" ]]; then
+  echo "  building helm (pinned in hack/tools/helm)"
+  mkdir -p "$root/bin/tools"
+  (cd hack/tools/helm && go build -o "$helm" helm.sh/helm/v3/cmd/helm)
+  echo "$helm_want" >"$helm_stamp"
+fi
+lint_out=$("$helm" lint --strict charts/stagehand 2>&1) || { echo "$lint_out" >&2; fail=1; }
+if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
+"$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.36.0 \
+  >"$snapshot/chart.yaml" || fail=1
+go run ./hack/chartdiff deploy "$snapshot/chart.yaml" || fail=1
 
 echo "verify: gofmt"
 unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go'))
