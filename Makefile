@@ -45,8 +45,12 @@ generate: ## Regenerate deepcopy, the clientset, listers, informers and the CRDs
 verify: ## Check that generated code is current, gofmt, go vet and golangci-lint are clean.
 	hack/verify.sh
 
+.PHONY: helm
+helm: ## Build the pinned Helm into bin/tools/helm (skipped when current).
+	hack/build-helm.sh
+
 .PHONY: test
-test: build controlplane registry ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
+test: build controlplane registry helm ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...

@@ -25,14 +25,7 @@ done
 
 echo "verify: the Helm chart (pinned in hack/tools/helm) against deploy/"
 helm=$root/bin/tools/helm
-helm_stamp=$root/bin/tools/.helm-stamp
-helm_want=$(sha256sum hack/tools/helm/go.sum | cut -d' ' -f1)
-if [[ ! -x $helm || ! -f $helm_stamp || $(cat "$helm_stamp") != "$helm_want" ]]; then
-  echo "  building helm (pinned in hack/tools/helm)"
-  mkdir -p "$root/bin/tools"
-  (cd hack/tools/helm && go build -o "$helm" helm.sh/helm/v3/cmd/helm)
-  echo "$helm_want" >"$helm_stamp"
-fi
+hack/build-helm.sh
 lint_out=$("$helm" lint --strict charts/stagehand 2>&1) || { echo "$lint_out" >&2; fail=1; }
 if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
 "$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.36.0 \

@@ -64,6 +64,9 @@ type StartOptions struct {
 	// ControllerArgs are added to the controller's arguments on the local cluster (the
 	// chaos suite shortens the leader Lease with them).
 	ControllerArgs []string
+	// NoInstall leaves Stagehand out, CRDs included: the binary installs it its own way
+	// (the Helm chart's tests). Ignored on E2E_KUBECONFIG's cluster.
+	NoInstall bool
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -97,6 +100,9 @@ func StartWith(ctx context.Context, opts StartOptions) (*Env, error) {
 	}
 	if env.Dynamic, err = dynamic.NewForConfig(env.Config); err != nil {
 		return nil, err
+	}
+	if opts.NoInstall && env.cluster != nil {
+		return env, nil
 	}
 	if err := env.InstallCRDs(ctx); err != nil {
 		env.Stop()

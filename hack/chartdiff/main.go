@@ -1,7 +1,10 @@
 // Command chartdiff compares two renderings of Stagehand's manifests: deploy/ (kubectl
 // kustomize) and the Helm chart at its defaults (helm template --include-crds). It fails
 // on any object that is in one and not the other, and on any difference in an object,
-// except the labels Helm adds to everything, and whitespace within a string (see diff). make verify runs it (hack/verify.sh), so the
+// except the labels Helm adds to everything, and whitespace within a string (see diff).
+// deploy/'s Namespace is the one object the chart does not render: Helm stores the
+// release in its namespace before it creates anything, so `helm install
+// --create-namespace` makes it (docs/install.md). make verify runs it (hack/verify.sh), so the
 // chart and deploy/ cannot drift apart.
 //
 //	chartdiff <deploy/ folder, or a rendered file> <chart.yaml>
@@ -154,6 +157,9 @@ func normalize(obj map[string]any) map[string]any {
 func compare(deploy, chart map[string]map[string]any) []string {
 	var out []string
 	for key, d := range deploy {
+		if d["kind"] == "Namespace" {
+			continue // Helm's: --create-namespace
+		}
 		c, ok := chart[key]
 		if !ok {
 			out = append(out, key+": in deploy/, not in the chart")
