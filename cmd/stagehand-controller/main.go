@@ -160,21 +160,37 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		}
 		extra[imagetrigger.RegistryWebhookPath] = hook
 	}
-	serverDone, err := serveHealth(ctx, cfg.MetricsAddr, reg, ready, extra, log)
+	serve := func(ctx context.Context) (<-chan struct{}, error) {
+		return serveHealth(ctx, cfg.MetricsAddr, reg, ready, extra, log)
+	}
+	return serveWhileRunning(ctx, serve, func(ctx context.Context) error {
+		if !cfg.LeaderElect {
+			mgr.Run(ctx)
+			return nil
+		}
+		// The Lease has a client of its own too: a renewal must never wait behind a busy
+		// controller's requests, or the leader would lose its Lease under load.
+		lease, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+		if err != nil {
+			return err
+		}
+		return runWithLeaderElection(ctx, cfg, lease, mgr.Run, leader, log)
+	})
+}
+
+// serveWhileRunning serves health and metrics while run runs, and stops the server once
+// run returns, for whatever reason. A leader that lost its Lease returns from run while
+// the process's context is still live: the process must then exit (and come back as a
+// standby), not wait for a signal with its server up and its controllers stopped.
+func serveWhileRunning(ctx context.Context, serve func(context.Context) (<-chan struct{}, error), run func(context.Context) error) error {
+	serverCtx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	serverDone, err := serve(serverCtx)
 	if err != nil {
 		return err
 	}
-	if cfg.LeaderElect {
-		// The Lease has a client of its own too: a renewal must never wait behind a busy
-		// controller's requests, or the leader would lose its Lease under load.
-		lease, leaseErr := kubernetes.NewForConfig(rest.CopyConfig(rc))
-		if leaseErr != nil {
-			return leaseErr
-		}
-		err = runWithLeaderElection(ctx, cfg, lease, mgr.Run, leader, log)
-	} else {
-		mgr.Run(ctx)
-	}
+	err = run(ctx)
+	stopServer()
 	<-serverDone
 	return err
 }
