@@ -4,6 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +46,7 @@ var documentedSeries = map[string]map[string]string{
 var forbiddenLabels = []string{"dc", "deploymentconfig", "pod", "revision", "replicaset", "namespace", "uid", "node"}
 
 // Scraped through its Service after a rollout that runs a hook pod, an exec hook and a
-// DeferPolicy run, the leader exports every documented series, and no label of any series
+// DeferPolicy run, and one that fails, the leader exports every documented series, and no label of any series
 // holds the name of a DC, pod, revision or namespace.
 func TestMetricsScrapedThroughTheServiceAreDocumentedAndBounded(t *testing.T) {
 	requireController(t)
@@ -62,8 +66,12 @@ func TestMetricsScrapedThroughTheServiceAreDocumentedAndBounded(t *testing.T) {
 	s := given.DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete)
 	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete)
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		dc.Spec.Strategy.RecreateParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 1")
+		framework.SetVersion(dc, 3)
+	}).Then().RevisionPhase(3, failed)
 
-	names := []string{"metered", "metered-1", "metered-2", "metered-2-deploy", "metered-2-hook-pre", given.NS}
+	names := []string{"metered", "metered-1", "metered-2", "metered-3", "metered-2-deploy", "metered-2-hook-pre", given.NS}
 	var leader []framework.Series
 	var sawStandby bool
 	require.Eventually(t, func() bool {
@@ -81,6 +89,15 @@ func TestMetricsScrapedThroughTheServiceAreDocumentedAndBounded(t *testing.T) {
 		return len(missing(series)) == 0
 	}, 2*time.Minute, time.Second, "the leader's metrics through the Service never had every documented series; missing: %v", missing(leader))
 	t.Logf("the Service reached the standby too: %v", sawStandby)
+
+	// Every series the Grafana dashboard queries is among them
+	have := map[string]bool{}
+	for _, s := range leader {
+		have[s.Name] = true
+	}
+	for _, name := range dashboardSeries(t) {
+		assert.True(t, have[name], "deploy/grafana/stagehand.json queries %s, which the leader does not export", name)
+	}
 
 	for _, s := range leader {
 		for label, v := range s.Labels {
@@ -109,6 +126,30 @@ func requireServiceNetwork(t *testing.T, ctx context.Context) {
 		gate.Require(t, "controller pod "+pod.Name+" has the loopback IP "+pod.Status.PodIP+
 			": the local cluster could not route "+localcluster.PodNetwork+" (needs root and iproute2)")
 	}
+}
+
+// dashboardSeries lists the controller's series that the shipped dashboard queries.
+func dashboardSeries(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(env.RepoRoot, "deploy", "grafana", "stagehand.json"))
+	require.NoError(t, err)
+	var dash struct {
+		Panels []struct {
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	var out []string
+	for _, p := range dash.Panels {
+		for _, target := range p.Targets {
+			out = append(out, regexp.MustCompile(`\b(?:stagehand|workqueue|rest_client)_[a-z_]+\b`).FindAllString(target.Expr, -1)...)
+		}
+	}
+	require.NotEmpty(t, out)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func value(series []framework.Series, name string) string {

@@ -32,6 +32,9 @@ if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
   >"$snapshot/chart.yaml" || fail=1
 go run ./hack/chartdiff deploy "$snapshot/chart.yaml" || fail=1
 
+echo "verify: the Grafana dashboard queries only series the controller exports"
+go test -count=1 -run '^TestDashboardQueriesOnlyExportedSeries$' ./cmd/stagehand-controller/ >/dev/null || fail=1
+
 echo "verify: gofmt"
 unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go'))
 if [[ -n $unformatted ]]; then
