@@ -45,12 +45,16 @@ generate: ## Regenerate deepcopy, the clientset, listers, informers and the CRDs
 verify: ## Check that generated code is current, gofmt, go vet and golangci-lint are clean.
 	hack/verify.sh
 
-.PHONY: helm
-helm: ## Build the pinned Helm into bin/tools/helm (skipped when current).
-	hack/build-helm.sh
+.PHONY: tools
+tools: ## Build the pinned Helm and krew into bin/tools/ (skipped when current).
+	hack/build-tools.sh
+
+.PHONY: release
+release: ## Build the release archives (3 binaries for linux and darwin, amd64 and arm64) with sha256 sums into dist/, and the krew manifest plugins/stagehand.yaml.
+	hack/release.sh
 
 .PHONY: test
-test: build controlplane registry helm ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
+test: build controlplane registry tools ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...

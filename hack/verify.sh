@@ -25,7 +25,7 @@ done
 
 echo "verify: the Helm chart (pinned in hack/tools/helm) against deploy/"
 helm=$root/bin/tools/helm
-hack/build-helm.sh
+hack/build-tools.sh helm
 lint_out=$("$helm" lint --strict charts/stagehand 2>&1) || { echo "$lint_out" >&2; fail=1; }
 if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
 "$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.36.0 \

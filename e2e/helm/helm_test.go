@@ -81,7 +81,7 @@ func helmBinary(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(env.RepoRoot, "bin", "tools", "helm")
 	if _, err := os.Stat(path); err != nil {
-		gate.Require(t, "no "+path+": run make helm")
+		gate.Require(t, "no "+path+": run make tools")
 	}
 	return path
 }
