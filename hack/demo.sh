@@ -23,8 +23,24 @@ step "Starting the local control plane (etcd, kube-apiserver, kube-controller-ma
 "$bin/stagehand-localcluster" up
 "$kubectl" get nodes
 
-step "Installing Stagehand: kubectl apply -k deploy/"
-"$kubectl" apply -k deploy/
+step "Installing Stagehand: kubectl apply -k deploy/, with the local cluster's pod IPs"
+# Every pod of the local cluster shares the host's network, so the two controller
+# replicas cannot both listen on :8080; this overlay gives each pod an IP of its own and
+# serves the metrics and probes there (docs/localcluster.md, "Pod IPs").
+overlay=$(mktemp -d)
+trap 'rm -rf "$overlay"' EXIT
+cat >"$overlay/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [$root/deploy]
+patches:
+  - target: {kind: Deployment, name: stagehand-controller}
+    patch: |
+      - {op: add, path: /spec/template/metadata/annotations, value: {localcluster.stagehand.dev/own-ip: "true"}}
+      - {op: add, path: /spec/template/spec/containers/0/args/-, value: "--metrics-addr=\$(POD_IP):8080"}
+      - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}}
+YAML
+"$kubectl" apply -k "$overlay"
 established=
 for _ in $(seq 1 60); do
   if "$kubectl" get crd deploymentconfigs.stagehand.dev \

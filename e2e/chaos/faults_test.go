@@ -70,14 +70,25 @@ func (in *injector) run(ctx context.Context, f fault) {
 // deleted, so that the Deployment starts a fresh one, as a real cluster's back-off reset
 // would allow (framework.KillController does the same).
 func (in *injector) killLeader(ctx context.Context) (string, string, error) {
-	identity, err := waitForHolder(ctx, "", 2*time.Minute)
-	if err != nil {
-		return "", "", err
-	}
-	pod, _, _ := strings.Cut(identity, "_")
-	killedAt := time.Now()
-	if env.KillPodProcesses(in.t, framework.ControllerNamespace, pod, "stagehand-controller") == 0 {
-		return pod, "", fmt.Errorf("no process of the leader pod %s", pod)
+	// The Lease may still name a leader that died a moment ago (its pod deleted after a
+	// crash loop, its node lost): wait for one whose process runs.
+	var identity, pod string
+	var killedAt time.Time
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var err error
+		if identity, err = waitForHolder(ctx, "", time.Until(deadline)); err != nil {
+			return "", "", err
+		}
+		pod, _, _ = strings.Cut(identity, "_")
+		killedAt = time.Now()
+		if env.KillPodProcesses(in.t, framework.ControllerNamespace, pod, "stagehand-controller") > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return pod, "", fmt.Errorf("the leader pod %s has no process to kill", pod)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	next, err := waitForHolder(ctx, identity, 2*time.Minute)
 	if err != nil {
