@@ -27,12 +27,12 @@ step "Installing Stagehand: kubectl apply -k deploy/, with the local cluster's p
 # Every pod of the local cluster shares the host's network, so the two controller
 # replicas cannot both listen on :8080; this overlay gives each pod an IP of its own and
 # serves the metrics and probes there (docs/localcluster.md, "Pod IPs").
-overlay=$(mktemp -d)
-trap 'rm -rf "$overlay"' EXIT
+overlay=$root/.localcluster/deploy-overlay # kustomize wants a relative path to deploy/
+mkdir -p "$overlay"
 cat >"$overlay/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
-resources: [$root/deploy]
+resources: [../../deploy]
 patches:
   - target: {kind: Deployment, name: stagehand-controller}
     patch: |

@@ -36,12 +36,13 @@ kind get kubeconfig --name "$cluster" >"$kubeconfig"
 kind load docker-image --name "$cluster" "stagehand/controller:$tag" "stagehand/deployer:$tag" \
   "stagehand/testapp:$tag" "stagehand/testapp:$tag-v2" "stagehand/testapp:$tag-v3" "stagehand/example-strategy:$tag"
 # Install deploy/ with this run's image tags.
-overlay=$(mktemp -d)
+overlay=$root/bin/e2e-kind-overlay # kustomize wants a relative path to deploy/
+mkdir -p "$overlay"
 trap 'rm -f "$kubeconfig"; rm -rf "$overlay"' EXIT
 cat >"$overlay/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
-resources: [$root/deploy]
+resources: [../../deploy]
 images:
   - {name: stagehand/controller, newTag: "$tag"}
 patches:
