@@ -24,6 +24,11 @@ func TestRefused(t *testing.T) {
 		{name: "quota clears by itself", err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New("exceeded quota: pods")), want: false},
 		{name: "service account not in the admission cache yet",
 			err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New("error looking up service account ns/stagehand-deployer")), want: false},
+		{name: "a policy a just-restarted apiserver could not configure yet", err: apierrors.NewForbidden(pods, "web-1-deploy",
+			errors.New("ValidatingAdmissionPolicy 'stagehand-controller-defer-steps' denied request: failed to configure policy: "+
+				"failed to find resource referenced by paramKind: 'stagehand.dev/v1alpha1, Kind=DeferPolicy'")), want: false},
+		{name: "a policy's own denial", err: apierrors.NewForbidden(pods, "web-1-deploy",
+			errors.New("ValidatingAdmissionPolicy 'stagehand-run-code' denied request: the requesting user may not create pods")), want: true},
 		{name: "conflict", err: apierrors.NewConflict(pods, "x", errors.New("changed")), want: false},
 		{name: "timeout", err: apierrors.NewServerTimeout(pods, "create", 1), want: false},
 		{name: "plain", err: errors.New("connection refused"), want: false},

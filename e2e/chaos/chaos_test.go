@@ -67,7 +67,7 @@ func TestChaos(t *testing.T) {
 	require.NoError(t, err)
 	deployers, hooks := rec.counts()
 	r := &report{Seed: seed, Size: sz, Took: time.Since(began), Faults: in.log, Deployers: deployers, HookPods: hooks,
-		Outcomes: rec.outcomes(),
+		Outcomes: rec.outcomes(), Failures: rec.failed(),
 		Memory: fmt.Sprintf("leader %s %d KiB after the first rollouts, leader %s %d KiB at the end (%.0f%%)",
 			basePod, baseline, endPod, end, 100*float64(end)/float64(baseline))}
 	var memory []string

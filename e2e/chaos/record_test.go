@@ -4,6 +4,7 @@ package chaos
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,12 +29,14 @@ type recorder struct {
 	created  map[string]time.Time          // revision → creation
 	terminal map[string]time.Time          // revision → first seen terminal
 	phases   map[string]string             // revision → last phase and reason
+	failures map[string]string             // revision → its Failed status reason, in full
 	stop     chan struct{}
 }
 
 func newRecorder(ctx context.Context, ns string) (*recorder, error) {
 	r := &recorder{podUIDs: map[string]map[types.UID]bool{}, created: map[string]time.Time{},
-		terminal: map[string]time.Time{}, phases: map[string]string{}, stop: make(chan struct{})}
+		terminal: map[string]time.Time{}, phases: map[string]string{}, failures: map[string]string{},
+		stop: make(chan struct{})}
 	factory := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithNamespace(ns))
 	pods := factory.Core().V1().Pods().Informer()
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -80,6 +83,9 @@ func (r *recorder) revision(obj any) {
 	}
 	reason, _, _ := strings.Cut(rs.Annotations[stagehandv1.StatusReasonAnnotation], ":")
 	r.phases[rs.Name] = strings.TrimSpace(string(phase) + " " + reason)
+	if phase == stagehandv1.RevisionPhaseFailed {
+		r.failures[rs.Name] = rs.Annotations[stagehandv1.StatusReasonAnnotation]
+	}
 	if _, seen := r.terminal[rs.Name]; !seen && phase.IsTerminal() {
 		r.terminal[rs.Name] = time.Now()
 	}
@@ -139,6 +145,21 @@ func (r *recorder) outcomes() map[string]int {
 	for _, p := range r.phases {
 		out[p]++
 	}
+	return out
+}
+
+// failed lists each failed revision with its status reason, for the report.
+func (r *recorder) failed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.failures))
+	for name, why := range r.failures {
+		if len(why) > 300 {
+			why = why[:297] + "..."
+		}
+		out = append(out, name+": "+why)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -29,6 +29,7 @@ type report struct {
 	Deployers  int
 	HookPods   int
 	Outcomes   map[string]int
+	Failures   []string
 	Memory     string
 }
 
@@ -82,6 +83,12 @@ func (r *report) text() string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "- %s: %d\n", k, r.Outcomes[k])
+	}
+	if len(r.Failures) > 0 {
+		b.WriteString("\n## Failed revisions\n\n")
+		for _, f := range r.Failures {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
 	}
 	return b.String()
 }
