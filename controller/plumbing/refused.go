@@ -14,21 +14,26 @@ import (
 //   - an admission policy that the apiserver could not configure, such as a policy whose
 //     paramKind is a CRD that a just-restarted apiserver has not mapped yet ("failed to
 //     configure policy: failed to find resource referenced by paramKind", seen in make
-//     chaos after every apiserver restart).
+//     chaos after apiserver restarts), or a binding it could not configure.
+//
+// The apiserver answers a policy it could not configure with reason Invalid (422): its
+// dispatcher gives a denial without a reason of its own that reason. So the message is
+// looked at before the reason.
 func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "failed to configure policy") || strings.Contains(msg, "failed to configure binding") {
+		return false
+	}
 	if apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err) {
 		return true
 	}
 	if !apierrors.IsForbidden(err) {
 		return false
 	}
-	msg := err.Error()
-	for _, passing := range []string{"exceeded quota", "service account", "failed to configure policy"} {
-		if strings.Contains(msg, passing) {
-			return false
-		}
-	}
-	return true
+	return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "service account")
 }
 
 // APIMessage is the apiserver's own message of a refusal.
