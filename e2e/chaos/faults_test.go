@@ -174,10 +174,23 @@ func (in *injector) stopNode(ctx context.Context, pick uint64) (string, string, 
 		return node, "", err
 	}
 	time.Sleep(in.sz.NodeStopFor)
-	if err := env.Cluster().StartNode(ctx, node); err != nil {
-		return node, "", err
+	// A kubelet that starts again keeps trying to register until the apiserver answers (one
+	// may be restarting at that very moment): so does this, for up to 3 minutes.
+	deadline := time.Now().Add(3 * time.Minute)
+	attempts := 0
+	for {
+		attempts++
+		err := env.Cluster().StartNode(ctx, node)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return node, "", fmt.Errorf("starting it again (%d attempts): %w", attempts, err)
+		}
+		in.t.Logf("starting node %s again: %v; retrying", node, err)
+		time.Sleep(2 * time.Second)
 	}
-	return node, fmt.Sprintf("stopped for %s, started again", in.sz.NodeStopFor), nil
+	return node, fmt.Sprintf("stopped for %s, started again (%d attempts)", in.sz.NodeStopFor, attempts), nil
 }
 
 // loseNode loses a node that runs a deployer for good: its containers die with it, and
