@@ -26,7 +26,7 @@ func TestRefused(t *testing.T) {
 		{name: "service account not in the admission cache yet",
 			err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New("error looking up service account ns/stagehand-deployer")), want: false},
 		{name: "a policy a just-restarted apiserver could not configure yet", err: policyDenial(
-			"ValidatingAdmissionPolicy 'stagehand-controller-defer-steps' denied request: failed to configure policy: "+
+			"ValidatingAdmissionPolicy 'stagehand-controller-defer-steps' denied request: failed to configure policy: " +
 				"failed to find resource referenced by paramKind: 'stagehand.dev/v1alpha1, Kind=DeferPolicy'"), want: false},
 		{name: "a policy's own denial", err: policyDenial(
 			"ValidatingAdmissionPolicy 'stagehand-run-code' denied request: the requesting user may not create pods"), want: true},
