@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -65,13 +66,17 @@ func TestAdoptRefusesAndRetargetsHPAs(t *testing.T) {
 	unchanged()
 
 	// Mid-rollout: revision 2's pods never become ready
-	d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
-	require.NoError(t, err)
-	d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VERSION", Value: "2"}}
-	d.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1,
-		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "exit 1"}}}}
-	_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VERSION", Value: "2"}}
+		d.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 1,
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "exit 1"}}}}
+		_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	}))
 	require.Eventually(t, func() bool {
 		r = plugin(t, ns, "adopt", "deployment/web", "--retarget-hpa")
 		return r.ExitCode != 0 && strings.Contains(r.Stderr, "is mid-rollout: 2 of its ReplicaSets have pods")
@@ -79,11 +84,16 @@ func TestAdoptRefusesAndRetargetsHPAs(t *testing.T) {
 	unchanged()
 
 	// Once the Deployment is back on one ReplicaSet, --retarget-hpa adopts it and points the HPA at the DC
-	d, err = env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
-	require.NoError(t, err)
-	d.Spec.Template = webDeployment(2).Spec.Template
-	_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	// (the HPA and the Deployment controller write it too: retried on a conflict)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Template = webDeployment(2).Spec.Template
+		_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	}))
 	require.Eventually(t, func() bool {
 		r = plugin(t, ns, "adopt", "deployment/web", "--retarget-hpa")
 		return r.ExitCode == 0

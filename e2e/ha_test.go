@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -22,9 +25,9 @@ import (
 // for a loaded 2-CPU machine.
 const takeoverBound = 30 * time.Second
 
-// Two controller replicas run (deploy/); the leader is SIGKILLed while a revision runs.
-// The standby takes the Lease within the bound, the revision completes under it, and
-// the revision had exactly one deployer pod.
+// Two controller replicas run (deploy/); the leader is SIGKILLed, and its pod deleted,
+// while a revision runs. The standby takes the Lease within the bound, the revision
+// completes under it, and the revision had exactly one deployer pod.
 func TestHATakeoverFinishesTheRolloutWithOneDeployerPod(t *testing.T) {
 	requireController(t)
 	if !env.Local() {
@@ -46,12 +49,19 @@ func TestHATakeoverFinishesTheRolloutWithOneDeployerPod(t *testing.T) {
 	})
 	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseRunning)
 
-	// When the leader is killed mid-rollout
+	// When the leader is killed mid-rollout, and its pod is gone with it (as with its node):
+	// the nodes are cordoned until the standby leads, so that the replacement pod cannot
+	// start and race the standby for the Lease (a restarted container can win that race,
+	// which is a takeover too, but not the standby's)
 	standby := otherControllerPod(t, leader)
+	cordonNodes(t, true)
 	killedAt := time.Now()
 	require.Positive(t, env.KillPodProcesses(t, framework.ControllerNamespace, leader, "stagehand-controller"),
 		"no process of the leader pod %s to kill", leader)
+	require.NoError(t, env.Kube.CoreV1().Pods(framework.ControllerNamespace).Delete(ctx, leader,
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
 	next, ledAt := env.WaitForLeader(t, leader, takeoverBound+30*time.Second)
+	cordonNodes(t, false)
 	t.Logf("leader %s killed; %s leads %.1fs later", leader, next, ledAt.Sub(killedAt).Seconds())
 
 	// Then the standby leads within the bound and completes the rollout with one deployer pod
@@ -76,6 +86,22 @@ func waitForControllerReplicas(t *testing.T, n int) {
 			}
 			return ready >= n
 		})
+}
+
+// cordonNodes marks every node unschedulable (on), or schedulable again; a test that
+// cordons uncordons at its end whatever happens.
+func cordonNodes(t *testing.T, on bool) {
+	t.Helper()
+	if on {
+		t.Cleanup(func() { cordonNodes(t, false) })
+	}
+	nodes, err := env.Kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on))
+	for _, n := range nodes.Items {
+		_, err := env.Kube.CoreV1().Nodes().Patch(context.Background(), n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
 }
 
 func otherControllerPod(t *testing.T, not string) string {
