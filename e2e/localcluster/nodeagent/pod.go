@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Pod-level failure reported when activeDeadlineSeconds runs out (same words as the kubelet).
@@ -21,6 +22,9 @@ const (
 	reasonDeadlineExceeded  = "DeadlineExceeded"
 	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
 )
+
+// deleteRetryInterval is how often deletePod asks again after a failed deletion.
+var deleteRetryInterval = time.Second
 
 // podWorker runs one pod from the moment it is bound to one of the agent's nodes until its
 // object is deleted. One goroutine (run) owns the pod's lifecycle and its status writes;
@@ -263,25 +267,29 @@ func (w *podWorker) liveProcsLocked() []*proc {
 }
 
 // deletePod removes the pod object for good, with grace 0 and a UID precondition so that a
-// new pod of the same name is never hit. It reports false when ctx ended before the
-// deletion went through (the node stopped, or the agent); other failures are logged.
+// new pod of the same name is never hit. Like a kubelet's status manager it keeps asking
+// until the apiserver answers: a deletion lost to an apiserver restart would otherwise
+// leave the pod Terminating for ever, as the worker ends and no later event revives it. It
+// reports false when ctx ended first (the node stopped, or the agent).
 func (w *podWorker) deletePod(ctx context.Context) bool {
 	pod := w.latest()
 	zero := int64(0)
-	err := w.a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: &zero,
-		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}}
+	err := wait.PollUntilContextCancel(ctx, deleteRetryInterval, true, func(ctx context.Context) (bool, error) {
+		err := w.a.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, opts)
+		switch {
+		case err == nil:
+			w.log.Debug("pod deleted")
+			return true, nil
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			return true, nil // gone already, or a new pod under the name
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		}
+		w.log.WithError(err).Warn("deleting pod; asking again")
+		return false, nil
 	})
-	switch {
-	case err == nil:
-		w.log.Debug("pod deleted")
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-	case ctx.Err() != nil:
-		return false
-	default:
-		w.log.WithError(err).Warn("deleting pod")
-	}
-	return true
+	return err == nil
 }
 
 func terminationGrace(pod *corev1.Pod) time.Duration {
