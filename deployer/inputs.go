@@ -12,6 +12,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
 
@@ -59,7 +60,7 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 	}
 	if to == nil {
 		var rs *appsv1.ReplicaSet
-		err := strategies.RetryTransient(ctx, func() (err error) {
+		err := apiretry.Do(ctx, func() (err error) {
 			rs, err = rsClient.Get(ctx, revision, metav1.GetOptions{})
 			return err
 		})
@@ -88,7 +89,7 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 // listRevisions lists the ReplicaSets of config, again after a transient error.
 func listRevisions(ctx context.Context, rsClient appsv1client.ReplicaSetInterface, config string) (*appsv1.ReplicaSetList, error) {
 	var list *appsv1.ReplicaSetList
-	err := strategies.RetryTransient(ctx, func() (err error) {
+	err := apiretry.Do(ctx, func() (err error) {
 		list, err = rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
 		return err
 	})

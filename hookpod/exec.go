@@ -12,6 +12,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
@@ -80,7 +81,11 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 		Action:               v1alpha1.Action{Exec: &v1alpha1.ExecAction{Command: hook.Command}},
 		ActionTimeoutSeconds: hook.TimeoutSeconds}
 	actions := r.stagehand.StagehandV1alpha1().HookActions(ns)
-	if _, err := actions.Create(ctx, action, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+	err := apiretry.Do(ctx, func() error {
+		_, err := actions.Create(ctx, action, metav1.CreateOptions{})
+		return err
+	})
+	if apierrors.IsAlreadyExists(err) {
 		existing, err := actions.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("reading the HookAction %s: %w", name, err)
@@ -97,7 +102,11 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 			PodSelector: revision.ExecHookSelector(r.revision, hook.Pods), ContainerList: []string{hook.ContainerName}}},
 	}}
 	hooks := r.stagehand.StagehandV1alpha1().ExecutionHooks(ns)
-	if _, err := hooks.Create(ctx, eh, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+	err = apiretry.Do(ctx, func() error {
+		_, err := hooks.Create(ctx, eh, metav1.CreateOptions{})
+		return err
+	})
+	if apierrors.IsAlreadyExists(err) {
 		existing, err := hooks.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("reading the ExecutionHook %s: %w", name, err)

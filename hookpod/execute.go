@@ -17,6 +17,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
@@ -128,7 +129,11 @@ func NewExecutor(pods corev1client.PodInterface, out Printer) HookExecutor {
 }
 
 func (e *hookExecutor) Execute(ctx context.Context, pod *corev1.Pod) error {
-	created, err := e.pods.Create(ctx, pod, metav1.CreateOptions{})
+	var created *corev1.Pod
+	err := apiretry.Do(ctx, func() (err error) {
+		created, err = e.pods.Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	})
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		// A deployer that ran before created it: watch that pod. Only a pod of the same

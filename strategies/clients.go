@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 )
 
 // ReplicaSets reads and scales the revisions of one namespace. Scaling goes through the
@@ -56,7 +57,7 @@ func (c *KubeClients) GetReplicaSet(ctx context.Context, name string) (*appsv1.R
 }
 
 // ScaleReplicaSet sets the replicas through the scale subresource in one request (again
-// after a transient error, see RetryTransient): an
+// after a transient error, see apiretry.Do): an
 // update without a resourceVersion, which the apiserver applies to the current object
 // (the ReplicaSet strategy allows unconditional updates), as `kubectl scale` does. A
 // read first would cost a round trip on every step of a rollout; the caller already
@@ -66,7 +67,7 @@ func (c *KubeClients) ScaleReplicaSet(ctx context.Context, name string, replicas
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace},
 		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
 	}
-	return RetryTransient(ctx, func() error {
+	return apiretry.Do(ctx, func() error {
 		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
 		return err
 	})

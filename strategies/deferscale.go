@@ -15,6 +15,7 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
@@ -74,7 +75,7 @@ func (c *KubeClients) DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet,
 	}
 	out.Printf("Scaling %s down to %d once DeferPolicy %s has run its BeforeScaleDown steps for the pods that go", rs.Name, replicas, policy.Name)
 	patch := v1alpha1.DeferScaleDownRequestPatch(replicas)
-	err := RetryTransient(ctx, func() error {
+	err := apiretry.Do(ctx, func() error {
 		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).Patch(ctx, rs.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})

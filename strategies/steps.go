@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/internal/listwatch"
 )
 
@@ -37,7 +38,7 @@ func (c *KubeClients) RecordStep(ctx context.Context, revision string, s v1alpha
 	if err != nil {
 		return err
 	}
-	err = RetryTransient(ctx, func() error {
+	err = apiretry.Do(ctx, func() error {
 		_, err := c.Client.AppsV1().ReplicaSets(c.Namespace).Patch(ctx, revision, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})

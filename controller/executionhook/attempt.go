@@ -12,6 +12,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 )
 
 // The timeout mechanism. Cancelling a pods/exec stream does not stop the command in
@@ -133,7 +134,7 @@ func (r *run) check(ctx context.Context, ns, podName, container string) (final b
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, hookError(v1alpha1.HookErrorPodGone, "PodNotFound", fmt.Sprintf("pod %s does not exist", podName))
-	case apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err) && !apiretry.RBACWarmingUp(err):
 		return true, hookError(v1alpha1.HookErrorForbidden, "Forbidden", err.Error())
 	case err != nil:
 		return false, hookError(v1alpha1.HookErrorError, "PodReadFailed", fmt.Sprintf("reading pod %s: %v", podName, err))

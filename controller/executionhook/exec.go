@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 )
 
 // Executor runs one command in one running container and reports its exit code.
@@ -67,8 +69,12 @@ func (e *podExecutor) Exec(ctx context.Context, namespace, pod, container string
 }
 
 // isForbidden reports whether an exec error is the apiserver's refusal. A refused
-// WebSocket upgrade is not a Status error: only its text says so.
+// WebSocket upgrade is not a Status error: only its text says so. A denial by an RBAC
+// authorizer that has not read the roles yet is not one (apiretry.RBACWarmingUp).
 func isForbidden(err error) bool {
+	if apiretry.RBACWarmingUp(err) {
+		return false
+	}
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||
 		strings.Contains(err.Error(), "is forbidden: User ")
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/stagehand-dev/stagehand/internal/apiretry"
 )
 
 // Refused reports whether the apiserver refused a create for good: Invalid, or Forbidden
@@ -14,7 +16,9 @@ import (
 //   - an admission policy that the apiserver could not configure, such as a policy whose
 //     paramKind is a CRD that a just-restarted apiserver has not mapped yet ("failed to
 //     configure policy: failed to find resource referenced by paramKind", seen in make
-//     chaos after apiserver restarts), or a binding it could not configure.
+//     chaos after apiserver restarts), or a binding it could not configure;
+//   - a denial by an RBAC authorizer that has not read the roles yet
+//     (apiretry.RBACWarmingUp).
 //
 // The apiserver answers a policy it could not configure with reason Invalid (422): its
 // dispatcher gives a denial without a reason of its own that reason. So the message is
@@ -33,7 +37,7 @@ func Refused(err error) bool {
 	if !apierrors.IsForbidden(err) {
 		return false
 	}
-	return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "service account")
+	return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "service account") && !apiretry.RBACWarmingUp(err)
 }
 
 // APIMessage is the apiserver's own message of a refusal.

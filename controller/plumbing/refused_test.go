@@ -30,6 +30,9 @@ func TestRefused(t *testing.T) {
 				"failed to find resource referenced by paramKind: 'stagehand.dev/v1alpha1, Kind=DeferPolicy'"), want: false},
 		{name: "a policy's own denial", err: policyDenial(
 			"ValidatingAdmissionPolicy 'stagehand-run-code' denied request: the requesting user may not create pods"), want: true},
+		{name: "an RBAC authorizer that has not read the roles yet", err: apierrors.NewForbidden(pods, "web-1-deploy", errors.New(
+			`User "system:serviceaccount:stagehand-system:stagehand-controller" cannot create resource "pods": `+
+				`RBAC: clusterrole.rbac.authorization.k8s.io "system:basic-user" not found`)), want: false},
 		{name: "conflict", err: apierrors.NewConflict(pods, "x", errors.New("changed")), want: false},
 		{name: "timeout", err: apierrors.NewServerTimeout(pods, "create", 1), want: false},
 		{name: "plain", err: errors.New("connection refused"), want: false},
