@@ -196,7 +196,7 @@ func TestAdoptRefusals(t *testing.T) {
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
+		Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
 	_, err = env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, metav1.CreateOptions{})
 	require.NoError(t, err)
 	r := plugin(t, ns, "adopt", "deployment/web")

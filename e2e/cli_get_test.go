@@ -27,7 +27,7 @@ import (
 func TestCLIGetShowsRevisionsDeployerAndHookPods(t *testing.T) {
 	requireController(t)
 	// Given a DC with a pre hook whose revision 1 completed
-	dc := recreateWithHooks("web", 1, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"), nil, nil)
+	dc := recreateWithHooks("web", 1, framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"), nil, nil)
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(1)
 
@@ -45,7 +45,7 @@ func TestCLIGetShowsRevisionsDeployerAndHookPods(t *testing.T) {
 	// When revision 2's pre hook fails
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
-		dc.Spec.Strategy.RecreateParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo the schema is locked; exit 1")
+		dc.Spec.Strategy.RecreateParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo the schema is locked; exit 1")
 	}).Then().RevisionPhase(2, failed)
 
 	// Then get shows it Failed with the reason, the hook pod's exit code and its last output
@@ -67,7 +67,7 @@ func TestCLIGetShowsRevisionsDeployerAndHookPods(t *testing.T) {
 func TestCLIGetWatchShowsARolloutUntilItCompletes(t *testing.T) {
 	requireController(t)
 	// Given a DC whose revision 1 completed; its pre hook makes a rollout last a few seconds
-	dc := recreateWithHooks("web", 1, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo warming up; sleep 3"), nil, nil)
+	dc := recreateWithHooks("web", 1, framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo warming up; sleep 3"), nil, nil)
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(1)
 

@@ -49,7 +49,7 @@ func revisionAnnotations(t *testing.T, ns, rs string) map[string]string {
 func TestCLILatestStartsAManualRolloutAndRefusesASecondOneInFlight(t *testing.T) {
 	requireController(t)
 	// Given a config without triggers: nothing rolls out on its own
-	dc := recreateWithHooks("web", 1, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 4; echo pre done"), nil, nil)
+	dc := recreateWithHooks("web", 1, framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 4; echo pre done"), nil, nil)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created()
@@ -90,7 +90,7 @@ func TestCLICancelDuringALongPreHook(t *testing.T) {
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating; sleep 300"),
+			Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating; sleep 300"),
 		}
 	})
 	env.WaitForPods(t, s.NS, stagehandv1.HookStageLabel+"=pre", framework.RolloutTimeout, "a running pre hook pod", func(pods []*corev1.Pod) bool {
@@ -124,7 +124,7 @@ func TestCLIRetryRunsTheFixedRevisionAgain(t *testing.T) {
 	_, err := env.Kube.CoreV1().ConfigMaps(s.NS).Create(ctx, cm, metav1.CreateOptions{})
 	require.NoError(t, err)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(1)
-	hook := shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `echo "migration ready: $READY"; test "$READY" = yes`)
+	hook := framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `echo "migration ready: $READY"; test "$READY" = yes`)
 	hook.ExecNewPod.Env = []corev1.EnvVar{{Name: "READY", ValueFrom: &corev1.EnvVarSource{
 		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Key: "migration-ready"}}}}
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
@@ -226,7 +226,7 @@ func TestCLIStatusExitCodeFollowsTheRollout(t *testing.T) {
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking the schema; exit 4"),
+			Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking the schema; exit 4"),
 		}
 	})
 	res = plugin(t, s.NS, "rollout", "status", "dc/web", "--timeout", "2m")

@@ -52,7 +52,7 @@ func TestCLIStatusSaysWhichImageTriggerTheFirstRolloutWaitsFor(t *testing.T) {
 // A pre hook that fails: its lines come before the revision's Failed line.
 func TestCLIStatusPrintsTheFailedHookBeforeTheFailure(t *testing.T) {
 	requireController(t)
-	dc := recreateWithHooks("web", 1, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking; exit 3"), nil, nil)
+	dc := recreateWithHooks("web", 1, framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking; exit 3"), nil, nil)
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created()
 

@@ -94,7 +94,7 @@ func TestCrashSafetyRolloutRequestsAcrossControllerKills(t *testing.T) {
 	// Given a manual-only config whose pre hook passes while a ConfigMap says so
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
-	hook := shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `test "$READY" = yes`)
+	hook := framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `test "$READY" = yes`)
 	hook.ExecNewPod.Env = []corev1.EnvVar{{Name: "READY", ValueFrom: &corev1.EnvVarSource{
 		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Key: "ready"}}}}
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{Pre: hook}

@@ -20,21 +20,17 @@ import (
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
-func exampleStrategyImage() string {
-	return "stagehand/example-strategy:" + strings.TrimPrefix(images.TestApp, "stagehand/testapp:")
-}
-
 func TestCustomStrategyImageCompletesARollout(t *testing.T) {
 	requireController(t)
 	dc := framework.NewDeploymentConfig("web", 3, stagehandv1.DeploymentStrategyTypeCustom)
-	dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: exampleStrategyImage()}
+	dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: framework.ExampleStrategyImage()}
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(3)
 
 	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete).RevisionReplicas(1, 0).ReadyPods(3)
 	pod, err := env.Kube.CoreV1().Pods(s.NS).Get(context.Background(), "web-2-deploy", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, exampleStrategyImage(), pod.Spec.Containers[0].Image, "the user's image is the deployer")
+	assert.Equal(t, framework.ExampleStrategyImage(), pod.Spec.Containers[0].Image, "the user's image is the deployer")
 	log := deployerLog(t, s.NS, "web-2")
 	assert.Contains(t, log, "Canary", "the custom strategy's own progress lines are in the deployer log:\n%s", log)
 	assert.Contains(t, log, "3 pods, maxSurge 1, maxUnavailable 0",
@@ -44,7 +40,7 @@ func TestCustomStrategyImageCompletesARollout(t *testing.T) {
 func TestCustomStrategyCanaryCheckFailureRollsBack(t *testing.T) {
 	requireController(t)
 	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeCustom)
-	dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: exampleStrategyImage()}
+	dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: framework.ExampleStrategyImage()}
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(2)
 

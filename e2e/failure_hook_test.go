@@ -91,7 +91,7 @@ func failingRollout(timeout int64) *stagehandv1.DeploymentConfig {
 	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
 		TimeoutSeconds: &timeout, MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-		Failed: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `sleep 1; echo "undoing the migration of version $VERSION"`),
+		Failed: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, `sleep 1; echo "undoing the migration of version $VERSION"`),
 	}
 	return dc
 }
@@ -128,7 +128,7 @@ func TestFailureHookAfterAFailedPreHook(t *testing.T) {
 	s := env.Given(t).DeploymentConfig(failingRollout(60))
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(2)
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
-		dc.Spec.Strategy.RollingParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking; exit 3")
+		dc.Spec.Strategy.RollingParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo checking; exit 3")
 		framework.SetVersion(dc, 2)
 	})
 	checkFailureHookRanOnce(t, s)
@@ -191,7 +191,7 @@ func TestFailureHookExecRunsInTheOldPods(t *testing.T) {
 func TestFailureHookRunsForTheFirstRevision(t *testing.T) {
 	requireController(t)
 	dc := failingRollout(60)
-	dc.Spec.Strategy.RollingParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 3")
+	dc.Spec.Strategy.RollingParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 3")
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, failed)
 	require.Eventually(t, func() bool {

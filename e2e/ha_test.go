@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -44,7 +42,7 @@ func TestHATakeoverFinishesTheRolloutWithOneDeployerPod(t *testing.T) {
 	s.When().Created().Then().RevisionPhase(1, complete)
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 6")}
+			Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 6")}
 		dc.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "V", Value: "2"}}
 	})
 	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseRunning)
@@ -54,14 +52,14 @@ func TestHATakeoverFinishesTheRolloutWithOneDeployerPod(t *testing.T) {
 	// start and race the standby for the Lease (a restarted container can win that race,
 	// which is a takeover too, but not the standby's)
 	standby := otherControllerPod(t, leader)
-	cordonNodes(t, true)
+	env.CordonAllBut(t, "")
 	killedAt := time.Now()
 	require.Positive(t, env.KillPodProcesses(t, framework.ControllerNamespace, leader, "stagehand-controller"),
 		"no process of the leader pod %s to kill", leader)
 	require.NoError(t, env.Kube.CoreV1().Pods(framework.ControllerNamespace).Delete(ctx, leader,
 		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
 	next, ledAt := env.WaitForLeader(t, leader, takeoverBound+30*time.Second)
-	cordonNodes(t, false)
+	env.UncordonAll(t)
 	t.Logf("leader %s killed; %s leads %.1fs later", leader, next, ledAt.Sub(killedAt).Seconds())
 
 	// Then the standby leads within the bound and completes the rollout with one deployer pod
@@ -86,22 +84,6 @@ func waitForControllerReplicas(t *testing.T, n int) {
 			}
 			return ready >= n
 		})
-}
-
-// cordonNodes marks every node unschedulable (on), or schedulable again; a test that
-// cordons uncordons at its end whatever happens.
-func cordonNodes(t *testing.T, on bool) {
-	t.Helper()
-	if on {
-		t.Cleanup(func() { cordonNodes(t, false) })
-	}
-	nodes, err := env.Kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on))
-	for _, n := range nodes.Items {
-		_, err := env.Kube.CoreV1().Nodes().Patch(context.Background(), n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
 }
 
 func otherControllerPod(t *testing.T, not string) string {

@@ -22,13 +22,6 @@ import (
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
-func shellHook(policy stagehandv1.LifecycleHookFailurePolicy, script string) *stagehandv1.LifecycleHook {
-	return &stagehandv1.LifecycleHook{
-		FailurePolicy: policy,
-		ExecNewPod:    &stagehandv1.ExecNewPodHook{ContainerName: "app", Command: []string{"/bin/sh", "-c", script}},
-	}
-}
-
 func recreateWithHooks(name string, replicas int32, pre, mid, post *stagehandv1.LifecycleHook) *stagehandv1.DeploymentConfig {
 	dc := framework.NewDeploymentConfig(name, replicas, stagehandv1.DeploymentStrategyTypeRecreate)
 	dc.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{Pre: pre, Mid: mid, Post: post}
@@ -45,9 +38,9 @@ func deployerLog(t *testing.T, ns, rs string) string {
 func TestHooksRecreateRunsPreMidPostOnceEachAtTheirStage(t *testing.T) {
 	requireController(t)
 	dc := recreateWithHooks("web", 2,
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook says hello"),
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo mid-hook migrating the database"),
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook telling the team"))
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook says hello"),
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo mid-hook migrating the database"),
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook telling the team"))
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(2)
 
@@ -79,7 +72,7 @@ func TestHooksAbortFailsTheRevisionWithTheHookLog(t *testing.T) {
 	// When revision 2's pre hook fails with Abort
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
-		dc.Spec.Strategy.RecreateParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort,
+		dc.Spec.Strategy.RecreateParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort,
 			"echo checking the schema; echo migration failed: table locked >&2; exit 1")
 	}).
 		// Then the revision is Failed with HookFailed and the log tail, and revision 1 still serves
@@ -107,7 +100,7 @@ func TestHooksRetryUntilSuccessAndUntilAttemptsRunOut(t *testing.T) {
 	// Fails on attempts 1 and 2, succeeds from attempt 3 on.
 	script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s; echo attempt $n; [ $n -ge 3 ]`, counter)
 	retry := func(maxAttempts int32) *stagehandv1.LifecycleHook {
-		h := shellHook(stagehandv1.LifecycleHookFailurePolicyRetry, script)
+		h := framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyRetry, script)
 		h.Retry = &stagehandv1.RetryParams{MaxAttempts: maxAttempts, Backoff: stagehandv1.RetryBackoff{InitialDelaySeconds: 0, MaxDelaySeconds: 1}}
 		return h
 	}
@@ -133,7 +126,7 @@ func TestHooksIgnoreLetsTheRolloutCompleteWithAWarning(t *testing.T) {
 	requireController(t)
 	dc := framework.NewDeploymentConfig("web", 1, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Post: shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo notifying a webhook that is down; exit 7"),
+		Post: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo notifying a webhook that is down; exit 7"),
 	}
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(1)
@@ -155,7 +148,7 @@ func TestHooksInheritFromTheTemplateContainer(t *testing.T) {
 	app := &spec.Containers[0]
 	app.Env = append(app.Env, corev1.EnvVar{Name: "MODE", Value: "serve"}, corev1.EnvVar{Name: "KEEP", Value: "kept"})
 	app.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "cache", MountPath: "/cache"}}
-	hook := shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")
+	hook := framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")
 	hook.ExecNewPod.Env = []corev1.EnvVar{{Name: "MODE", Value: "migrate"}}
 	hook.ExecNewPod.Volumes = []string{"data"}
 	dc.Spec.Strategy.RecreateParams.Mid = hook
@@ -203,7 +196,7 @@ func TestHooksNewRevisionDuringALongPreHookSupersedesIt(t *testing.T) {
 	// When revision 2's pre hook runs for a long time and revision 3 arrives
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
-		dc.Spec.Strategy.RecreateParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo waiting; sleep 600")
+		dc.Spec.Strategy.RecreateParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo waiting; sleep 600")
 	})
 	env.WaitForPod(t, s.NS, stagehandv1.HookPodName("web-2", "pre", 1), framework.RolloutTimeout, "the long pre hook running",
 		func(p *corev1.Pod) bool { return p != nil && p.Status.Phase == corev1.PodRunning })
@@ -241,7 +234,7 @@ func TestHooksFailedPostHookWithAbortRollsBack(t *testing.T) {
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Post: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo end-to-end check failed; exit 1"),
+			Post: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo end-to-end check failed; exit 1"),
 		}
 	}).
 		// Then the revision fails and the automatic rollback brings revision 1 back

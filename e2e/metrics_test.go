@@ -4,10 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
+	"github.com/stagehand-dev/stagehand/internal/dashboard"
 )
 
 // documentedSeries are the series docs/controller.md promises an operator after a
@@ -60,14 +59,14 @@ func TestMetricsScrapedThroughTheServiceAreDocumentedAndBounded(t *testing.T) {
 		Command: []string{"/bin/sh", "-c", "echo handed over"}})
 	dc := framework.NewDeploymentConfig("metered", 1, stagehandv1.DeploymentStrategyTypeRecreate)
 	dc.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{
-		Pre:  shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "true"),
+		Pre:  framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "true"),
 		Post: dcExecHook(stagehandv1.LifecycleHookFailurePolicyAbort, stagehandv1.ExecHookPodsNew, 30, "true"),
 	}
 	s := given.DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete)
 	s.When().TemplateChanged(2).Then().RevisionPhase(2, complete)
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
-		dc.Spec.Strategy.RecreateParams.Pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 1")
+		dc.Spec.Strategy.RecreateParams.Pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "exit 1")
 		framework.SetVersion(dc, 3)
 	}).Then().RevisionPhase(3, failed)
 
@@ -131,25 +130,12 @@ func requireServiceNetwork(t *testing.T, ctx context.Context) {
 // dashboardSeries lists the controller's series that the shipped dashboard queries.
 func dashboardSeries(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(env.RepoRoot, "deploy", "grafana", "stagehand.json"))
+	raw, err := os.ReadFile(filepath.Join(env.RepoRoot, dashboard.Path))
 	require.NoError(t, err)
-	var dash struct {
-		Panels []struct {
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &dash))
-	var out []string
-	for _, p := range dash.Panels {
-		for _, target := range p.Targets {
-			out = append(out, regexp.MustCompile(`\b(?:stagehand|workqueue|rest_client)_[a-z_]+\b`).FindAllString(target.Expr, -1)...)
-		}
-	}
-	require.NotEmpty(t, out)
-	slices.Sort(out)
-	return slices.Compact(out)
+	series, err := dashboard.Series(raw)
+	require.NoError(t, err)
+	require.NotEmpty(t, series)
+	return series
 }
 
 func value(series []framework.Series, name string) string {

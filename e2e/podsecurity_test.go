@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
 // enforceRestricted labels the namespace so that Pod Security admission enforces the
@@ -75,9 +76,9 @@ func restrictTemplate(spec *corev1.PodSpec) {
 func TestPodSecurityRestrictedNamespaceRollsOutWithHooks(t *testing.T) {
 	requireController(t)
 	dc := recreateWithHooks("web", 2,
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook under restricted"),
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo mid-hook under restricted"),
-		shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook under restricted"))
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook under restricted"),
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo mid-hook under restricted"),
+		framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook under restricted"))
 	restrictTemplate(&dc.Spec.Template.Spec)
 	s := env.Given(t).DeploymentConfig(dc)
 	enforceRestricted(t, s.NS)

@@ -60,7 +60,7 @@ func TestQuotaThatRequiresResourcesAdmitsDeployerHookAndStepPods(t *testing.T) {
 	dc.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: quantities("cpu", "10m", "memory", "16Mi"), Limits: quantities("cpu", "100m", "memory", "64Mi")}
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
+		Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating")}
 	s := env.Given(t).DeploymentConfig(dc)
 	createQuota(t, s.NS, "compute", quantities("requests.cpu", "2", "requests.memory", "1Gi", "limits.cpu", "4", "limits.memory", "2Gi"))
 	createDeferPolicy(t, s.NS, "web", nil, stagehandv1.DeferStep{Name: "clean", Image: images.Shell,

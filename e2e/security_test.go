@@ -104,7 +104,7 @@ func manualDC(name string, strategy stagehandv1.DeploymentStrategyType) *stageha
 // the policy must name.
 func codeCarryingDCs() map[string]*stagehandv1.DeploymentConfig {
 	custom := manualDC("custom", stagehandv1.DeploymentStrategyTypeCustom)
-	custom.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: exampleStrategyImage()}
+	custom.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: framework.ExampleStrategyImage()}
 
 	command := manualDC("command", stagehandv1.DeploymentStrategyTypeRolling)
 	command.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{
@@ -113,20 +113,20 @@ func codeCarryingDCs() map[string]*stagehandv1.DeploymentConfig {
 
 	pre := manualDC("pre-hook", stagehandv1.DeploymentStrategyTypeRolling)
 	pre.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"),
+		Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"),
 	}
 
-	mid := recreateWithHooks("mid-hook", 1, nil, shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"), nil)
+	mid := recreateWithHooks("mid-hook", 1, nil, framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"), nil)
 	mid.Spec.Triggers = []stagehandv1.DeploymentTriggerPolicy{}
 
 	step := manualDC("step-hook", stagehandv1.DeploymentStrategyTypeRolling)
 	step.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Steps: []stagehandv1.RollingStep{{Hook: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo verifying")}},
+		Steps: []stagehandv1.RollingStep{{Hook: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo verifying")}},
 	}
 
 	failed := manualDC("failed-hook", stagehandv1.DeploymentStrategyTypeRecreate)
 	failed.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{
-		Failed: shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo undoing"),
+		Failed: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo undoing"),
 	}
 
 	return map[string]*stagehandv1.DeploymentConfig{
@@ -165,7 +165,7 @@ func TestSecurityRunningCodeNeedsCreatePods(t *testing.T) {
 	// Given a DC with a pre hook, created by an admin
 	hooked := manualDC("hooked", stagehandv1.DeploymentStrategyTypeRolling)
 	hooked.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"),
+		Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo migrating"),
 	}
 	_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, hooked, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestSecurityRunningCodeNeedsCreatePods(t *testing.T) {
 	})
 	assert.Contains(t, deniedBy(t, runCodePolicy, err), "spec.strategy.rollingParams.pre.execNewPod runs code in a pod")
 	err = update(func(dc *stagehandv1.DeploymentConfig) {
-		dc.Spec.Strategy.RollingParams.Post = shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo done")
+		dc.Spec.Strategy.RollingParams.Post = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo done")
 	})
 	assert.Contains(t, deniedBy(t, runCodePolicy, err), "spec.strategy.rollingParams.post.execNewPod runs code in a pod")
 	// Removing a hook runs less code: allowed
@@ -207,7 +207,7 @@ func TestSecurityRunningCodeNeedsCreatePods(t *testing.T) {
 		}), "a user who may create pods may set %s", path)
 	}
 	assert.NoError(t, update(func(dc *stagehandv1.DeploymentConfig) {
-		dc.Spec.Strategy.RollingParams.Post = shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo done")
+		dc.Spec.Strategy.RollingParams.Post = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "echo done")
 	}))
 }
 

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
 // stuckHookTimeout bounds the wait for the failure: the 30 s grace of a config error, plus
@@ -28,7 +29,7 @@ const stuckHookTimeout = 90 * time.Second
 
 func TestStuckHookWithAMissingConfigMapKeyFailsTheRevisionAndKeepsThePod(t *testing.T) {
 	requireController(t)
-	hook := shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo the hook must not run; exit 0")
+	hook := framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo the hook must not run; exit 0")
 	hook.ExecNewPod.Env = []corev1.EnvVar{{Name: "DB_URL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "db-url"}}}}
 	dc := recreateWithHooks("web", 1, hook, nil, nil)

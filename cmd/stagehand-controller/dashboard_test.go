@@ -1,56 +1,25 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/stagehand-dev/stagehand/internal/dashboard"
 )
 
-// dashboardPath is the Grafana dashboard shipped in deploy/.
-var dashboardPath = filepath.Join("..", "..", "deploy", "grafana", "stagehand.json")
-
-// seriesName matches the controller's series in a PromQL expression.
-var seriesName = regexp.MustCompile(`\b(?:stagehand|workqueue|rest_client)_[a-z_]+\b`)
-
-// DashboardSeries lists every series that the dashboard's queries read.
+// dashboardSeries lists every series that the shipped dashboard's queries read.
 func dashboardSeries(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(dashboardPath)
+	raw, err := os.ReadFile(filepath.Join("..", "..", dashboard.Path))
 	require.NoError(t, err)
-	var dash struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Query any `json:"query"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &dash), "the dashboard is JSON")
-	var out []string
-	for _, p := range dash.Panels {
-		for _, target := range p.Targets {
-			out = append(out, seriesName.FindAllString(target.Expr, -1)...)
-		}
-	}
-	for _, v := range dash.Templating.List {
-		if q, ok := v.Query.(string); ok {
-			out = append(out, seriesName.FindAllString(q, -1)...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	series, err := dashboard.Series(raw)
+	require.NoError(t, err)
+	return series
 }
 
 // exported lists the series names the controller's registry gathers, with a histogram's

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -37,14 +36,14 @@ func TestLostNodeFailsTheRevisionWithDeployerNodeLost(t *testing.T) {
 
 	// Given revision 2's deployer on a node that runs no controller, in a long pre hook
 	free := nodeWithoutController(t, ctx)
-	cordonAllBut(t, ctx, free)
+	env.CordonAllBut(t, free)
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
 		dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-			Pre: shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 600")}
+			Pre: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 600")}
 		framework.SetVersion(dc, 2)
 	})
 	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseRunning)
-	uncordonAll(t, ctx)
+	env.UncordonAll(t)
 	deployer, err := env.Kube.CoreV1().Pods(s.NS).Get(ctx, "web-2-deploy", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, free, deployer.Spec.NodeName)
@@ -123,33 +122,4 @@ func nodeWithoutController(t *testing.T, ctx context.Context) string {
 	}
 	t.Fatalf("every node runs a controller pod (%v)", used)
 	return ""
-}
-
-func cordonAllBut(t *testing.T, ctx context.Context, keep string) {
-	t.Helper()
-	t.Cleanup(func() { uncordonAll(t, context.Background()) })
-	for _, n := range env.Cluster().NodeNames() {
-		if n != keep {
-			setUnschedulable(t, ctx, n, true)
-		}
-	}
-}
-
-func uncordonAll(t *testing.T, ctx context.Context) {
-	t.Helper()
-	for _, n := range env.Cluster().NodeNames() {
-		setUnschedulable(t, ctx, n, false)
-	}
-}
-
-func setUnschedulable(t *testing.T, ctx context.Context, node string, on bool) {
-	t.Helper()
-	patch := []byte(`{"spec":{"unschedulable":false}}`)
-	if on {
-		patch = []byte(`{"spec":{"unschedulable":true}}`)
-	}
-	_, err := env.Kube.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if err != nil && !strings.Contains(err.Error(), "not found") {
-		t.Errorf("cordoning %s: %v", node, err)
-	}
 }

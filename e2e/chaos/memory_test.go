@@ -23,12 +23,7 @@ func leaderRSS(ctx context.Context) (int64, string, error) {
 		return 0, "", err
 	}
 	pod, _, _ := strings.Cut(identity, "_")
-	marker := []byte("/" + framework.ControllerNamespace + "_" + pod + "_")
-	for _, pid := range env.LocalProcesses("stagehand-controller") {
-		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil || !bytes.Contains(environ, marker) {
-			continue
-		}
+	for _, pid := range env.PodProcesses(framework.ControllerNamespace, pod, "stagehand-controller") {
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			return 0, pod, err

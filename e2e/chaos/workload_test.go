@@ -45,15 +45,15 @@ func workload(i int, sz size, execDir string) *stagehandv1.DeploymentConfig {
 	timeout := ptr.To(sz.RolloutTimeoutSeconds)
 	var pre, mid, post *stagehandv1.LifecycleHook
 	if i%2 == 0 {
-		pre = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 1")
-		post = shellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "true")
+		pre = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "sleep 1")
+		post = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyIgnore, "true")
 	}
 	switch strategy {
 	case stagehandv1.DeploymentStrategyTypeCustom:
-		dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: exampleStrategyImage()}
+		dc.Spec.Strategy.CustomParams = &stagehandv1.CustomDeploymentStrategyParams{Image: framework.ExampleStrategyImage()}
 	case stagehandv1.DeploymentStrategyTypeRecreate:
 		if pre != nil {
-			mid = shellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "true")
+			mid = framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "true")
 		}
 		dc.Spec.Strategy.RecreateParams = &stagehandv1.RecreateDeploymentStrategyParams{TimeoutSeconds: timeout, Pre: pre, Mid: mid, Post: post}
 	default:
@@ -100,15 +100,6 @@ func execRunsOverAttempts(ctx context.Context, ns, execDir string) []string {
 		}
 	}
 	return out
-}
-
-func shellHook(policy stagehandv1.LifecycleHookFailurePolicy, script string) *stagehandv1.LifecycleHook {
-	return &stagehandv1.LifecycleHook{FailurePolicy: policy,
-		ExecNewPod: &stagehandv1.ExecNewPodHook{ContainerName: "app", Command: []string{"/bin/sh", "-c", script}}}
-}
-
-func exampleStrategyImage() string {
-	return "stagehand/example-strategy:" + strings.TrimPrefix(framework.TestImages().TestApp, "stagehand/testapp:")
 }
 
 // timeoutOf is the bound of a revision of dc-NN: its strategy's timeout (600 s for the

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,4 +45,17 @@ func SetVersion(dc *stagehandv1.DeploymentConfig, version int) {
 		}
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "VERSION", Value: strconv.Itoa(version)})
+}
+
+// ShellHook is a hook pod that runs script with /bin/sh in a copy of the "app" container.
+func ShellHook(policy stagehandv1.LifecycleHookFailurePolicy, script string) *stagehandv1.LifecycleHook {
+	return &stagehandv1.LifecycleHook{
+		FailurePolicy: policy,
+		ExecNewPod:    &stagehandv1.ExecNewPodHook{ContainerName: "app", Command: []string{"/bin/sh", "-c", script}},
+	}
+}
+
+// ExampleStrategyImage is the example custom strategy's image, of the test app's tag.
+func ExampleStrategyImage() string {
+	return "stagehand/example-strategy:" + strings.TrimPrefix(TestImages().TestApp, "stagehand/testapp:")
 }

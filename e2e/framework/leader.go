@@ -53,17 +53,11 @@ func (e *Env) WaitForLeader(t *testing.T, not string, timeout time.Duration) (st
 
 // KillPodProcesses sends SIGKILL to every process of the local cluster's pod ns/name whose
 // executable is binary (a crash of that one pod's container), and returns how many it
-// killed. A pod process is recognised by its environment, which points into the pod's
-// folder, named `<ns>_<pod>_<uid>` (docs/localcluster.md).
+// killed.
 func (e *Env) KillPodProcesses(t *testing.T, ns, name, binary string) int {
 	t.Helper()
-	marker := []byte("/" + ns + "_" + name + "_")
 	killed := 0
-	for _, pid := range e.LocalProcesses(binary) {
-		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil || !bytes.Contains(environ, marker) {
-			continue
-		}
+	for _, pid := range e.PodProcesses(ns, name, binary) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Logf("killing pid %d of pod %s/%s: %v", pid, ns, name, err)
 			continue
@@ -71,6 +65,21 @@ func (e *Env) KillPodProcesses(t *testing.T, ns, name, binary string) int {
 		killed++
 	}
 	return killed
+}
+
+// PodProcesses are the PIDs of the local cluster's pod ns/name whose executable is binary.
+// A pod process is recognised by its environment, which points into the pod's folder,
+// named `<ns>_<pod>_<uid>` (docs/localcluster.md).
+func (e *Env) PodProcesses(ns, name, binary string) []int {
+	marker := []byte("/" + ns + "_" + name + "_")
+	var pids []int
+	for _, pid := range e.LocalProcesses(binary) {
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && bytes.Contains(environ, marker) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // ControllerRestarts is the sum of the restarts of every controller pod's containers.
