@@ -115,6 +115,32 @@ func TestMetricsScrapedThroughTheServiceAreDocumentedAndBounded(t *testing.T) {
 	}
 }
 
+// Read through the apiserver's pod proxy, both controller replicas are ready: the leader's
+// /readyz says "ok: leader", the standby's says it is a standby and names the leader, so
+// that kubectl and an operator can tell them apart.
+func TestReadinessTellsTheLeaderFromTheStandby(t *testing.T) {
+	requireController(t)
+	if !env.Local() {
+		t.Skip("reads the controller pods through the apiserver's proxy to the local cluster's pod IPs")
+	}
+	ctx := context.Background()
+	requireServiceNetwork(t, ctx)
+	waitForControllerReplicas(t, 2)
+	leader, _ := env.WaitForLeader(t, "", time.Minute)
+	standby := otherControllerPod(t, leader)
+	readyz := func(pod string) string {
+		raw, err := env.Kube.CoreV1().Pods(framework.ControllerNamespace).ProxyGet("http", pod, "8080", "/readyz", nil).DoRaw(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		return string(raw)
+	}
+	require.Eventually(t, func() bool { return strings.HasPrefix(readyz(leader), "ok: leader") }, time.Minute, time.Second,
+		"the leader %s answers /readyz with %q", leader, readyz(leader))
+	require.Eventually(t, func() bool { return strings.Contains(readyz(standby), "standby, the leader is "+leader) }, time.Minute, time.Second,
+		"the standby %s answers /readyz with %q", standby, readyz(standby))
+}
+
 // requireServiceNetwork skips (fails in CI) when the controller pods have loopback
 // IPs, which no Service can reach: the local cluster could not route its pod network
 // (docs/localcluster.md, "Pod IPs").

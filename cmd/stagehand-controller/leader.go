@@ -97,6 +97,7 @@ func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Inte
 	if err != nil {
 		return fmt.Errorf("setting up leader election: %w", err)
 	}
+	status.Follow(elector.GetLeader)
 	log.Info("Waiting for the leader Lease")
 	elector.Run(runCtx)
 	if lost {

@@ -88,6 +88,25 @@ func TestReadyzWithLeaderElection(t *testing.T) {
 	assert.Equal(t, 0.0, leaderValue(t, reg))
 }
 
+// The elector reports each new leader from a goroutine of its own: a released Lease ("")
+// and its new holder, reported close together, may arrive out of order. Once it follows
+// the elector's own record, a standby names the holder whatever order the reports took
+// (an e2e run once saw a standby say "no leader observed yet" for a minute).
+func TestReadyzFollowsTheElectorsRecord(t *testing.T) {
+	leader := plumbing.NewLeaderStatus(prometheus.NewRegistry())
+	ready := readiness(true, func() bool { return false }, leader)
+	holder := "stagehand-controller-1_0b7e"
+	leader.Follow(func() string { return holder })
+	leader.Observed(holder)
+	leader.Observed("") // the older report, late
+	_, body := readyz(t, ready)
+	assert.Equal(t, "ok: standby, the leader is stagehand-controller-1_0b7e", body)
+
+	holder = ""
+	_, body = readyz(t, ready)
+	assert.Equal(t, "ok: standby, no leader observed yet", body, "a released Lease")
+}
+
 // Without leader election, /readyz waits for the caches.
 func TestReadyzWithoutLeaderElection(t *testing.T) {
 	synced := false

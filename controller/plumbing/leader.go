@@ -14,7 +14,8 @@ type LeaderStatus struct {
 
 	mu      sync.Mutex
 	leading bool
-	leader  string // the identity that holds the Lease, as last observed; "" when unknown
+	leader  string        // the identity that holds the Lease, as last observed; "" when unknown
+	current func() string // the elector's own record of the holder, once Follow is called
 }
 
 // NewLeaderStatus creates the stagehand_leader gauge, at 0 (a standby), and registers it
@@ -60,6 +61,21 @@ func (l *LeaderStatus) Observed(identity string) {
 	l.leader = identity
 }
 
+// Follow makes the leader's identity come from current from then on: the elector's own
+// record of the Lease's holder (client-go's LeaderElector.GetLeader). The elector reports
+// each new leader from a goroutine of its own, so two reports close together (a Lease
+// released, holder "", then taken by another replica) may arrive out of order and leave a
+// standby saying that no leader is known for as long as the leader lasts; the elector's
+// record is always the last one it read.
+func (l *LeaderStatus) Follow(current func() string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.current = current
+}
+
 // Leading reports whether this replica leads, and the identity of the leader last
 // observed ("" when none was observed yet).
 func (l *LeaderStatus) Leading() (leading bool, leader string) {
@@ -67,8 +83,12 @@ func (l *LeaderStatus) Leading() (leading bool, leader string) {
 		return false, ""
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.leading, l.leader
+	leading, leader, current := l.leading, l.leader, l.current
+	l.mu.Unlock()
+	if current != nil {
+		leader = current()
+	}
+	return leading, leader
 }
 
 // Readiness is the body of /readyz with leader election: "ok: leader" on the leader,

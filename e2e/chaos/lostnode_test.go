@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -30,11 +31,64 @@ const notReadyWithin = 60 * time.Second
 func TestLostNodeFailsTheRevisionWithDeployerNodeLost(t *testing.T) {
 	requireLocalCluster(t)
 	ctx := context.Background()
+	s, node, status := deployerOnStoppedNode(t, ctx)
+
+	// When the node is lost and deleted
+	require.NoError(t, env.Cluster().LoseNode(node))
+	require.NoError(t, env.Kube.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}))
+
+	// Then revision 2 fails with DeployerNodeLost, and revision 1 is back at full size
+	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseFailed)
+	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(ctx, "web-2", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "DeployerNodeLost: deployer pod web-2-deploy: node "+node+" was deleted",
+		rs.Annotations[stagehandv1.StatusReasonAnnotation])
+	s.Then().RevisionReplicas(1, 2).ReadyPods(2).OneDeployerPodPerRevision(2)
+	out := <-status
+	assert.Contains(t, out, "revision web-2 is waiting: deployer pod web-2-deploy: node "+node+" NotReady for",
+		"rollout status says it too")
+	assert.Contains(t, out, "DeployerNodeLost")
+}
+
+// The other way a deployer is lost: its node stays NotReady and the pod is force-deleted
+// (as an operator does for a node that will not come back, or the taint manager after its
+// toleration). The revision fails with DeployerNodeLost, not the plain DeployerPodGone,
+// and no second deployer pod starts; the node that comes back does not revive it.
+func TestDeployerPodGoneFromANotReadyNodeFailsWithDeployerNodeLost(t *testing.T) {
+	requireLocalCluster(t)
+	ctx := context.Background()
+	s, node, status := deployerOnStoppedNode(t, ctx)
+
+	// When the deployer pod is force-deleted while its node is NotReady
+	require.NoError(t, env.Kube.CoreV1().Pods(s.NS).Delete(ctx, "web-2-deploy",
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+
+	// Then revision 2 fails with DeployerNodeLost, and revision 1 is back at full size
+	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseFailed)
+	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(ctx, "web-2", metav1.GetOptions{})
+	require.NoError(t, err)
+	reason := rs.Annotations[stagehandv1.StatusReasonAnnotation]
+	assert.True(t, strings.HasPrefix(reason, "DeployerNodeLost: deployer pod web-2-deploy: node "+node+" NotReady for "), reason)
+	assert.True(t, strings.HasSuffix(reason, ", and the pod is gone"), reason)
+	s.Then().RevisionReplicas(1, 2).OneDeployerPodPerRevision(2)
+	assert.Contains(t, <-status, "DeployerNodeLost")
+
+	// And when the node comes back, its pods of revision 1 are ready again and the revision
+	// stays failed: the old deployer, whose pod object is gone, does not resume it
+	require.NoError(t, env.Cluster().StartNode(ctx, node))
+	s.Then().ReadyPods(2).RevisionPhase(2, stagehandv1.RevisionPhaseFailed).OneDeployerPodPerRevision(2)
+}
+
+// deployerOnStoppedNode rolls out revision 2 of dc/web with its deployer, in a long pre
+// hook, on a node that runs no controller, and stops that node (it is started again when
+// the test ends). It returns once the DC's Progressing condition says within 60 s that the
+// node is NotReady, with the node and the output of a rollout status that follows it.
+func deployerOnStoppedNode(t *testing.T, ctx context.Context) (*framework.Given, string, <-chan string) {
+	t.Helper()
 	dc := framework.NewDeploymentConfig("web", 2, stagehandv1.DeploymentStrategyTypeRolling)
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, stagehandv1.RevisionPhaseComplete).ReadyPods(2)
 
-	// Given revision 2's deployer on a node that runs no controller, in a long pre hook
 	free := nodeWithoutController(t, ctx)
 	env.CordonAllBut(t, free)
 	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
@@ -48,7 +102,6 @@ func TestLostNodeFailsTheRevisionWithDeployerNodeLost(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, free, deployer.Spec.NodeName)
 
-	// When its node stops
 	require.NoError(t, env.Cluster().StopNode(free))
 	t.Cleanup(func() { _ = env.Cluster().StartNode(context.Background(), free) })
 	stopped := time.Now()
@@ -66,21 +119,7 @@ func TestLostNodeFailsTheRevisionWithDeployerNodeLost(t *testing.T) {
 	t.Logf("the DC said the node is NotReady %.1fs after it stopped", saidAfter.Seconds())
 	assert.Less(t, saidAfter, notReadyWithin)
 	assert.Equal(t, stagehandv1.RevisionPhaseRunning, revisionPhase(t, ctx, s.NS, "web-2"), "the node may come back: nothing fails yet")
-
-	// And then is lost and deleted
-	require.NoError(t, env.Cluster().LoseNode(free))
-	require.NoError(t, env.Kube.CoreV1().Nodes().Delete(ctx, free, metav1.DeleteOptions{}))
-
-	// Then revision 2 fails with DeployerNodeLost, and revision 1 is back at full size
-	s.Then().RevisionPhase(2, stagehandv1.RevisionPhaseFailed)
-	rs, err := env.Kube.AppsV1().ReplicaSets(s.NS).Get(ctx, "web-2", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, "DeployerNodeLost: deployer pod web-2-deploy: node "+free+" was deleted",
-		rs.Annotations[stagehandv1.StatusReasonAnnotation])
-	s.Then().RevisionReplicas(1, 2).ReadyPods(2).OneDeployerPodPerRevision(2)
-	out := <-status
-	assert.Contains(t, out, "revision web-2 is waiting: "+want, "rollout status says it too")
-	assert.Contains(t, out, "DeployerNodeLost")
+	return s, free, status
 }
 
 // followStatus runs rollout status in the background and hands over its output when it
