@@ -134,7 +134,7 @@ func (r *run) check(ctx context.Context, ns, podName, container string) (final b
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, hookError(v1alpha1.HookErrorPodGone, "PodNotFound", fmt.Sprintf("pod %s does not exist", podName))
-	case apierrors.IsForbidden(err) && !apiretry.RBACWarmingUp(err):
+	case apierrors.IsForbidden(err) && !apiretry.WarmingUp(err):
 		return true, hookError(v1alpha1.HookErrorForbidden, "Forbidden", err.Error())
 	case err != nil:
 		return false, hookError(v1alpha1.HookErrorError, "PodReadFailed", fmt.Sprintf("reading pod %s: %v", podName, err))

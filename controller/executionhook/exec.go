@@ -70,9 +70,10 @@ func (e *podExecutor) Exec(ctx context.Context, namespace, pod, container string
 
 // isForbidden reports whether an exec error is the apiserver's refusal. A refused
 // WebSocket upgrade is not a Status error: only its text says so. A denial by an RBAC
-// authorizer that has not read the roles yet is not one (apiretry.RBACWarmingUp).
+// authorizer or admission policy that a just-started apiserver has not read yet is not
+// one (apiretry.WarmingUp).
 func isForbidden(err error) bool {
-	if apiretry.RBACWarmingUp(err) {
+	if apiretry.WarmingUp(err) {
 		return false
 	}
 	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||

@@ -13,22 +13,12 @@ import (
 // strategy's timeout:
 //   - an exceeded quota;
 //   - a service account that the admission cache has not seen yet;
-//   - an admission policy that the apiserver could not configure, such as a policy whose
-//     paramKind is a CRD that a just-restarted apiserver has not mapped yet ("failed to
-//     configure policy: failed to find resource referenced by paramKind", seen in make
-//     chaos after apiserver restarts), or a binding it could not configure;
-//   - a denial by an RBAC authorizer that has not read the roles yet
-//     (apiretry.RBACWarmingUp).
-//
-// The apiserver answers a policy it could not configure with reason Invalid (422): its
-// dispatcher gives a denial without a reason of its own that reason. So the message is
-// looked at before the reason.
+//   - a just-restarted apiserver that has not read its own configuration yet: an
+//     admission policy or binding it could not configure, or an RBAC authorizer that has
+//     not read the roles (apiretry.WarmingUp). Such a denial may come with reason
+//     Invalid, so it is looked at before the reason.
 func Refused(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "failed to configure policy") || strings.Contains(msg, "failed to configure binding") {
+	if err == nil || apiretry.WarmingUp(err) {
 		return false
 	}
 	if apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err) {
@@ -37,7 +27,8 @@ func Refused(err error) bool {
 	if !apierrors.IsForbidden(err) {
 		return false
 	}
-	return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "service account") && !apiretry.RBACWarmingUp(err)
+	msg := err.Error()
+	return !strings.Contains(msg, "exceeded quota") && !strings.Contains(msg, "service account")
 }
 
 // APIMessage is the apiserver's own message of a refusal.

@@ -28,7 +28,30 @@ func IsTransient(err error) bool {
 	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) ||
-		utilnet.IsHTTP2ConnectionLost(err) || isStreamReset(err) || RBACWarmingUp(err)
+		utilnet.IsHTTP2ConnectionLost(err) || isStreamReset(err) || WarmingUp(err)
+}
+
+// WarmingUp reports whether err is a refusal that a just-started apiserver gives until it
+// has read its own configuration: a denial by an RBAC authorizer that has not read the
+// roles yet (RBACWarmingUp), or an admission policy or binding that it could not
+// configure yet (AdmissionWarmingUp).
+func WarmingUp(err error) bool {
+	return RBACWarmingUp(err) || AdmissionWarmingUp(err)
+}
+
+// AdmissionWarmingUp reports whether err is the denial of a ValidatingAdmissionPolicy or
+// binding that the apiserver could not configure, such as a policy whose paramKind is a
+// CRD that a just-restarted apiserver has not mapped yet ("failed to configure policy:
+// failed to find resource referenced by paramKind", seen in make chaos after apiserver
+// restarts). The apiserver sends it as a Forbidden, or with reason Invalid (422): its
+// dispatcher gives a denial without a reason of its own that reason. So only the message
+// tells.
+func AdmissionWarmingUp(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "failed to configure policy") || strings.Contains(msg, "failed to configure binding")
 }
 
 // bootstrapRoleMissing matches the RBAC authorizer's note on a binding whose role it could

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stagehand-dev/stagehand/internal/apiretry"
@@ -80,4 +81,23 @@ func TestRBACWarmingUpIsTransientAndAPlainDenialIsNot(t *testing.T) {
 	})
 	assert.NoError(t, err)
 	assert.Equal(t, 2, calls, "the cold denial is asked again")
+}
+
+// A hook pod's create that a just-restarted apiserver denied because it had not mapped a
+// policy's paramKind yet (make chaos, after an apiserver restart) is asked again, whether
+// it comes as a Forbidden or with reason Invalid; the policy's own denial is not.
+func TestAdmissionWarmingUpIsTransient(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	msg := "ValidatingAdmissionPolicy 'stagehand-controller-defer-steps' denied request: failed to configure policy: " +
+		"failed to find resource referenced by paramKind: 'stagehand.dev/v1alpha1, Kind=DeferPolicy'"
+	forbidden := apierrors.NewForbidden(pods, "dc-06-4-hook-mid", errors.New(msg))
+	assert.True(t, apiretry.IsTransient(forbidden))
+	invalid := apierrors.NewForbidden(pods, "dc-06-4-hook-mid", errors.New(msg))
+	invalid.ErrStatus.Reason, invalid.ErrStatus.Code = metav1.StatusReasonInvalid, 422
+	assert.True(t, apiretry.IsTransient(invalid))
+	assert.True(t, apiretry.WarmingUp(invalid))
+
+	own := apierrors.NewForbidden(pods, "dc-06-4-hook-mid",
+		errors.New("ValidatingAdmissionPolicy 'stagehand-run-code' denied request: the requesting user may not create pods"))
+	assert.False(t, apiretry.IsTransient(own), "a policy's own denial is a refusal")
 }
