@@ -94,8 +94,8 @@ func (in *injector) killLeader(ctx context.Context) (string, string, error) {
 	if err != nil {
 		return pod, "", err
 	}
-	in.resetCrashLoops(ctx)
 	nextPod, _, _ := strings.Cut(next, "_")
+	in.resetCrashLoop(ctx, pod, nextPod)
 	return pod, fmt.Sprintf("%s leads after %.1fs", nextPod, time.Since(killedAt).Seconds()), nil
 }
 
@@ -113,16 +113,24 @@ func waitForHolder(ctx context.Context, not string, timeout time.Duration) (stri
 	return "", fmt.Errorf("no controller other than %q held the Lease within %s", not, timeout)
 }
 
-func (in *injector) resetCrashLoops(ctx context.Context) {
-	pods, err := env.Kube.CoreV1().Pods(framework.ControllerNamespace).List(ctx, metav1.ListOptions{LabelSelector: framework.ControllerSelector})
-	if err != nil {
+// resetCrashLoop deletes the killed leader's pod once its container has restarted three
+// times, so that the node agent's growing back-off does not keep it down (a real
+// cluster's back-off resets after ten minutes of running). It never deletes the pod that
+// leads now: when the killed pod's own restart took the Lease back, deleting it would
+// leave no controller while the ReplicaSet replaces it (a run once deleted both replicas
+// at once this way, and no controller led for two minutes).
+func (in *injector) resetCrashLoop(ctx context.Context, killed, leader string) {
+	if killed == leader {
 		return
 	}
-	for _, p := range pods.Items {
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.RestartCount >= 3 && p.DeletionTimestamp == nil {
-				_ = env.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-			}
+	p, err := env.Kube.CoreV1().Pods(framework.ControllerNamespace).Get(ctx, killed, metav1.GetOptions{})
+	if err != nil || p.DeletionTimestamp != nil {
+		return
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.RestartCount >= 3 {
+			_ = env.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			return
 		}
 	}
 }
