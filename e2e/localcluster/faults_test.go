@@ -175,6 +175,9 @@ func (l *apiLoad) requireGoesOn(t *testing.T) {
 
 // requireReplicaSetRuns creates a ReplicaSet of one simulated pod in default and waits
 // until its pod runs: the controller manager, the scheduler and the node agent all work.
+// The bound is 2 minutes: after an apiserver restart the ReplicaSet controller may fail a
+// few syncs ("read version ... is not as new as written version") and back off, and a CI
+// run on a busy machine once took more than 30 s.
 func requireReplicaSetRuns(ctx context.Context, t *testing.T, cs kubernetes.Interface, name string) *corev1.Pod {
 	t.Helper()
 	labels := map[string]string{"app": name}
@@ -192,7 +195,7 @@ func requireReplicaSetRuns(ctx context.Context, t *testing.T, cs kubernetes.Inte
 	_, err := cs.AppsV1().ReplicaSets(metav1.NamespaceDefault).Create(ctx, rs, metav1.CreateOptions{})
 	require.NoError(t, err)
 	var running *corev1.Pod
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := cs.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			return false, nil //nolint:nilerr // keep polling through transient errors
