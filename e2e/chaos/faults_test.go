@@ -36,10 +36,6 @@ type injector struct {
 	mu   sync.Mutex
 	lost []string
 	log  []injected
-
-	// nodeMu orders a stopped node's start against a loss of the same node: a node lost
-	// while it was stopped stays lost, as a machine that is gone does not come back.
-	nodeMu sync.Mutex
 }
 
 // run injects f and records it.
@@ -192,15 +188,7 @@ func (in *injector) stopNode(ctx context.Context, pick uint64) (string, string, 
 	attempts := 0
 	for {
 		attempts++
-		in.nodeMu.Lock()
-		lost := in.isLost(node)
-		if !lost {
-			err = env.Cluster().StartNode(ctx, node)
-		}
-		in.nodeMu.Unlock()
-		if lost {
-			return node, fmt.Sprintf("stopped for %s; lost meanwhile, so never started again", in.sz.NodeStopFor), nil
-		}
+		err := env.Cluster().StartNode(ctx, node)
 		if err == nil {
 			break
 		}
@@ -213,13 +201,6 @@ func (in *injector) stopNode(ctx context.Context, pick uint64) (string, string, 
 	return node, fmt.Sprintf("stopped for %s, started again (%d attempts)", in.sz.NodeStopFor, attempts), nil
 }
 
-// isLost reports whether loseNode lost node.
-func (in *injector) isLost(node string) bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return slices.Contains(in.lost, node)
-}
-
 // loseNode loses a node that runs a deployer for good: its containers die with it, and
 // its Node object is deleted, as a cloud provider's node controller would.
 func (in *injector) loseNode(ctx context.Context, pick uint64) (string, string, error) {
@@ -227,17 +208,12 @@ func (in *injector) loseNode(ctx context.Context, pick uint64) (string, string, 
 	if err != nil {
 		return "", "", err
 	}
-	in.nodeMu.Lock()
-	err = env.Cluster().LoseNode(node)
-	if err == nil {
-		in.mu.Lock()
-		in.lost = append(in.lost, node)
-		in.mu.Unlock()
-	}
-	in.nodeMu.Unlock()
-	if err != nil {
+	if err := env.Cluster().LoseNode(node); err != nil {
 		return node, "", err
 	}
+	in.mu.Lock()
+	in.lost = append(in.lost, node)
+	in.mu.Unlock()
 	if err := env.Kube.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil {
 		return node, "", fmt.Errorf("deleting node %s: %w", node, err)
 	}
