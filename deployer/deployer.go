@@ -88,17 +88,16 @@ func LogFields(log *logrus.Entry, in *Inputs) *logrus.Entry {
 	return log.WithFields(logrus.Fields{"namespace": in.Namespace, "dc": in.ConfigName, "revision": in.To.Name})
 }
 
-// BuiltIn is the built-in flow: scale the older revisions down, then run the strategy
-// of the snapshot (Recreate or Rolling) with its hooks, up to Until.
+// BuiltIn is the built-in flow: run the strategy of the snapshot (Recreate or Rolling)
+// with its hooks, up to Until. The strategy rolls from every older revision that still
+// serves, not only From (DESIGN §4 invariant 10): Rolling counts their pods as old ones
+// and scales them down as the new pods become available; Recreate stops them with From.
 func BuiltIn(ctx context.Context, d *Deployer) error {
 	strategy, err := d.Strategy(d.Inputs.Config.Spec.Strategy.Type)
 	if err != nil {
 		return err
 	}
 	if err := d.checkUntil(); err != nil {
-		return err
-	}
-	if err := d.ScaleDownOlder(ctx); err != nil {
 		return err
 	}
 	return strategy.Deploy(ctx, d.Inputs.From, d.Inputs.To, d.Inputs.Desired)
@@ -119,10 +118,10 @@ func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strat
 	v1alpha1.SetStrategyDefaults(&step)
 	switch t {
 	case v1alpha1.DeploymentStrategyTypeRecreate:
-		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until), nil
+		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until).WithOlder(d.Inputs.Older), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
 		first := recreate.FirstRollout(d.Clients, d.Hooks, d.Out, spec.MinReadySeconds)
-		r := rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until)
+		r := rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until).WithOlder(d.Inputs.Older)
 		if signals, ok := d.Clients.(strategies.StepSignals); ok {
 			r = r.WithSteps(signals)
 		}
@@ -163,7 +162,9 @@ func (d *Deployer) ScaleAndWait(ctx context.Context, rs *appsv1.ReplicaSet, repl
 }
 
 // ScaleDownOlder scales every older revision but From that still has replicas to 0, and
-// waits until its pods are gone.
+// waits until its pods are gone. The built-in strategies do not need it: they roll from
+// those revisions too (see BuiltIn). A custom flow that calls it before its own scaling
+// drops the pods they serve.
 func (d *Deployer) ScaleDownOlder(ctx context.Context) error {
 	for i, rs := range d.Inputs.Older {
 		scaled, err := d.ScaleAndWait(ctx, rs, 0)

@@ -27,8 +27,9 @@ type Inputs struct {
 	Version int64
 	// From is the newest Complete revision older than To, nil on the first rollout.
 	From *appsv1.ReplicaSet
-	// Older are the other revisions older than To that still have replicas. The driver
-	// scales them to 0 before the strategy runs.
+	// Older are the other revisions older than To that still have replicas, oldest first:
+	// a superseded canary, a frozen revision. The built-in strategies roll from them as
+	// well as from From (DESIGN §4 invariant 10).
 	Older []*appsv1.ReplicaSet
 	// Desired is the replicas To runs once complete (stagehand.dev/desired-replicas).
 	Desired int32

@@ -3,6 +3,8 @@ package recreate
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -24,6 +26,8 @@ type Recreate struct {
 	mid bool
 	// until stops the rollout early (stagehand-deployer --until).
 	until strategies.Until
+	// older are the revisions older than To, other than From, that still have replicas.
+	older []*appsv1.ReplicaSet
 }
 
 var _ strategies.Strategy = &Recreate{}
@@ -65,7 +69,16 @@ func (r *Recreate) WithUntil(until strategies.Until) *Recreate {
 	return &c
 }
 
-// Deploy runs pre hook → scale from to 0 and wait until its pods have stopped → mid hook →
+// WithOlder returns a copy that stops older (the revisions other than From that still
+// have replicas: a superseded canary, a frozen revision) with From, after the pre hook,
+// so that they serve until the strategy stops the old pods.
+func (r *Recreate) WithOlder(older []*appsv1.ReplicaSet) *Recreate {
+	c := *r
+	c.older = older
+	return &c
+}
+
+// Deploy runs pre hook → scale from (and the older revisions) to 0 and wait until its pods have stopped → mid hook →
 // scale to up to desired and wait until all desired pods are available → post hook.
 // timeoutSeconds bounds each wait. Run again after a partial run (--until, a deployer
 // that died), it continues: scaling to the current replicas is a no-op, and a hook that
@@ -86,18 +99,13 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 	if err := r.until.AfterHook(strategies.StagePre, to.Name); err != nil {
 		return err
 	}
-	if from != nil {
-		// Like the Deployment controller's Recreate, go on once no old pod may still run
-		// (each finished, or gone), not once every old pod object is deleted: the two
-		// revisions never run at once, and the kubelet's removal of finished pods is not
-		// on the rollout's path.
-		scaled, err := strategies.Scale(ctx, r.clients, r.out, from, 0)
-		if err != nil {
-			return err
-		}
-		if err := scaler.WaitStopped(ctx, scaled, timeout); err != nil {
-			return err
-		}
+	// Like the Deployment controller's Recreate, go on once no old pod may still run
+	// (each finished, or gone), not once every old pod object is deleted: the two
+	// revisions never run at once, and the kubelet's removal of finished pods is not on
+	// the rollout's path.
+	stopped, err := r.stopOld(ctx, scaler, from, timeout)
+	if err != nil {
+		return err
 	}
 	if r.mid {
 		if err := r.hooks.Run(ctx, strategies.StageMid, r.params.Mid); err != nil {
@@ -112,10 +120,6 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 	if err != nil {
 		return err
 	}
-	var stopped []*appsv1.ReplicaSet
-	if from != nil {
-		stopped = append(stopped, from)
-	}
 	if err := scaler.WaitAvailable(ctx, scaled, target, timeout, stopped...); err != nil {
 		return err
 	}
@@ -126,4 +130,27 @@ func (r *Recreate) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desi
 		return fmt.Errorf("running the post hook of %s: %w", to.Name, err)
 	}
 	return nil
+}
+
+// stopOld scales from and the older revisions to 0 and waits until none of their pods
+// may still run, within timeout. It returns the revisions it stopped.
+func (r *Recreate) stopOld(ctx context.Context, scaler *strategies.Scaler, from *appsv1.ReplicaSet, timeout time.Duration) ([]*appsv1.ReplicaSet, error) {
+	var old []*appsv1.ReplicaSet
+	for _, rs := range append(slices.Clone(r.older), from) {
+		if rs == nil || (from != nil && rs != from && rs.Name == from.Name) {
+			continue
+		}
+		scaled, err := strategies.Scale(ctx, r.clients, r.out, rs, 0)
+		if err != nil {
+			return nil, err
+		}
+		old = append(old, scaled)
+	}
+	end := time.Now().Add(timeout)
+	for _, rs := range old {
+		if err := scaler.WaitStopped(ctx, rs, max(time.Until(end), time.Millisecond)); err != nil {
+			return nil, err
+		}
+	}
+	return old, nil
 }

@@ -84,13 +84,15 @@ func StepScaleUp(s State, target int32) int32 {
 	return max(min(ScaleUpTarget(s), target), s.NewReplicas)
 }
 
-// StepScaleDown is ScaleDownTarget, but the old revision keeps desired − target replicas
+// StepScaleDown is ScaleDownTarget, but the old revisions keep desired − target replicas
 // (desired − the new revision's replicas, when it has more than target): a step moves
-// replicas from old to new without ever going below desired in all. It never raises the
-// old revision.
+// replicas from old to new without ever going below desired in all. When the old
+// revisions have fewer (a rollout that started below desired: a frozen revision, a
+// superseded canary), a step raises them to it, so that every step and pause holds
+// desired replicas. At target = desired there is no floor, and it is ScaleDownTarget.
 func StepScaleDown(s State, target int32) int32 {
 	floor := max(0, s.Desired-max(target, s.NewReplicas))
-	return min(max(ScaleDownTarget(s), floor), s.OldReplicas)
+	return max(ScaleDownTarget(s), floor)
 }
 
 // StepReached reports whether a setReplicas step is over: the new revision has target

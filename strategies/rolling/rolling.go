@@ -27,6 +27,8 @@ type Rolling struct {
 	until strategies.Until
 	// signals record the step of a rollout with steps, and wait for resume and promote.
 	signals strategies.StepSignals
+	// older are the revisions older than To, other than From, that still have replicas.
+	older []*appsv1.ReplicaSet
 }
 
 var _ strategies.Strategy = &Rolling{}
@@ -53,6 +55,17 @@ func (r *Rolling) WithUntil(until strategies.Until) *Rolling {
 	return &c
 }
 
+// WithOlder returns a copy that rolls from older (oldest first) as well as from From:
+// the older revisions that still serve (a superseded canary, a frozen revision). Their
+// pods count as old pods, and they are scaled down with From, never all at once before
+// the new pods are available (DESIGN §4 invariant 10). With no From, the newest of them
+// is rolled from; the first rollout is one with neither.
+func (r *Rolling) WithOlder(older []*appsv1.ReplicaSet) *Rolling {
+	c := *r
+	c.older = older
+	return &c
+}
+
 // Deploy runs pre hook → the steps, if any (see runSteps) → the surge/unavailable loop →
 // post hook. The first revision
 // (from == nil) is deployed by the FirstRollout strategy given to New. Run again after a partial
@@ -63,7 +76,8 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	if r.until.Stage == strategies.StageMid {
 		return strategies.Invalidf("--until=mid: the Rolling strategy has no mid hook; use pre or a percentage")
 	}
-	if from == nil {
+	old := newOldSet(from, r.older)
+	if old == nil {
 		if r.first == nil {
 			return fmt.Errorf("deploying the first revision %s: the Rolling strategy was built without a first-rollout strategy", to.Name)
 		}
@@ -82,10 +96,10 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the watch
 	l := &loop{
-		r: r, old: from, new: to, timeout: timeout, target: desired,
+		r: r, old: old, new: to, timeout: timeout, target: desired,
 		state: State{Desired: desired, MaxSurge: surge, MaxUnavailable: unavailable},
 	}
-	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", from.Name, to.Name, desired, surge, unavailable)
+	r.out.Printf("Rolling %s to %s: %d pods, maxSurge %d, maxUnavailable %d", old.names(), to.Name, desired, surge, unavailable)
 	if err := l.start(ctx); err != nil {
 		return err
 	}
@@ -107,12 +121,13 @@ func (r *Rolling) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 
 // loop is one run of the surge/unavailable loop.
 type loop struct {
-	r        *Rolling
-	tracker  *strategies.PodTracker
-	old, new *appsv1.ReplicaSet
-	timeout  time.Duration
-	state    State
-	recheck  time.Duration
+	r       *Rolling
+	tracker *strategies.PodTracker
+	old     *oldSet
+	new     *appsv1.ReplicaSet
+	timeout time.Duration
+	state   State
+	recheck time.Duration
 	// progressBy is the progress deadline; it moves whenever the rollout makes progress.
 	progressBy time.Time
 	bestNew    int32
@@ -151,21 +166,24 @@ func (l *loop) start(ctx context.Context) error {
 }
 
 // settledState is the loop's state read from the revisions' ReplicaSet statuses, when
-// both are at rest: the ReplicaSet controller has seen their current spec, and every pod
-// it counts is ready and available (minReadySeconds included). ok is false otherwise;
-// the loop then waits for the pod watch before its first step.
-func settledState(s State, old, new *appsv1.ReplicaSet) (State, bool) {
-	settled := func(rs *appsv1.ReplicaSet) bool {
-		st, want := rs.Status, strategies.Replicas(rs)
-		return st.ObservedGeneration >= rs.Generation && st.Replicas == want &&
-			st.ReadyReplicas == want && st.AvailableReplicas == want
-	}
-	if !settled(old) || !settled(new) {
+// all are at rest (see settledRS). ok is false otherwise; the loop then waits for the pod
+// watch before its first step.
+func settledState(s State, old *oldSet, new *appsv1.ReplicaSet) (State, bool) {
+	oldAvailable, ok := old.settled()
+	if !ok || !settledRS(new) {
 		return s, false
 	}
-	s.OldReplicas, s.NewReplicas = strategies.Replicas(old), strategies.Replicas(new)
-	s.OldAvailable, s.NewAvailable = old.Status.AvailableReplicas, new.Status.AvailableReplicas
+	s.OldReplicas, s.NewReplicas = old.replicas(), strategies.Replicas(new)
+	s.OldAvailable, s.NewAvailable = oldAvailable, new.Status.AvailableReplicas
 	return s, true
+}
+
+// settledRS reports whether rs is at rest: the ReplicaSet controller has seen its current
+// spec, and every pod it counts is ready and available (minReadySeconds included).
+func settledRS(rs *appsv1.ReplicaSet) bool {
+	st, want := rs.Status, strategies.Replicas(rs)
+	return st.ObservedGeneration >= rs.Generation && st.Replicas == want &&
+		st.ReadyReplicas == want && st.AvailableReplicas == want
 }
 
 func (l *loop) run(ctx context.Context) error {
@@ -207,7 +225,7 @@ func (l *loop) run(ctx context.Context) error {
 
 // observe reads the counts; more new pods available than ever before is progress.
 func (l *loop) observe(now time.Time) error {
-	oldCounts, err := l.tracker.Count(l.old, l.r.minReadySeconds, now)
+	oldAvailable, oldRecheck, err := l.old.count(l.tracker, l.r.minReadySeconds, now)
 	if err != nil {
 		return err
 	}
@@ -215,9 +233,9 @@ func (l *loop) observe(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	l.state.OldReplicas, l.state.NewReplicas = strategies.Replicas(l.old), strategies.Replicas(l.new)
-	l.state.OldAvailable, l.state.NewAvailable = oldCounts.Available, newCounts.Available
-	l.recheck = min(nonZero(oldCounts.Recheck), nonZero(newCounts.Recheck))
+	l.state.OldReplicas, l.state.NewReplicas = l.old.replicas(), strategies.Replicas(l.new)
+	l.state.OldAvailable, l.state.NewAvailable = oldAvailable, newCounts.Available
+	l.recheck = min(nonZero(oldRecheck), nonZero(newCounts.Recheck))
 	if l.state.NewAvailable > l.bestNew {
 		l.bestNew = l.state.NewAvailable
 		l.progressBy = now.Add(l.timeout)
@@ -232,8 +250,8 @@ func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 	next := l.state
 	next.NewReplicas = StepScaleUp(next, l.target)
 	next.OldReplicas = StepScaleDown(next, l.target)
-	scaleUp, scaleDown := next.NewReplicas != l.state.NewReplicas, next.OldReplicas < l.state.OldReplicas
-	if !scaleUp && !scaleDown {
+	scaleUp, scaleOld := next.NewReplicas != l.state.NewReplicas, next.OldReplicas != l.state.OldReplicas
+	if !scaleUp && !scaleOld {
 		return false, nil
 	}
 	var upErr, downErr error
@@ -248,10 +266,8 @@ func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 			}
 		}()
 	}
-	if scaleDown {
-		var rs *appsv1.ReplicaSet
-		if rs, downErr = strategies.Scale(ctx, l.r.clients, l.r.out, l.old, next.OldReplicas); downErr == nil {
-			l.old = rs
+	if scaleOld {
+		if downErr = l.old.scale(ctx, l.r.clients, l.r.out, next.OldReplicas); downErr == nil && next.OldReplicas < l.state.OldReplicas {
 			l.progressBy = time.Now().Add(l.timeout) // scaling old down is progress
 		}
 	}
@@ -282,13 +298,13 @@ func (l *loop) waitChange(ctx context.Context) error {
 	}
 	select {
 	case <-ctx.Done():
-		return fmt.Errorf("rolling %s to %s: %w: %w", l.old.Name, l.new.Name, strategies.ErrCancelled, ctx.Err())
+		return fmt.Errorf("rolling %s to %s: %w: %w", l.old.names(), l.new.Name, strategies.ErrCancelled, ctx.Err())
 	case <-deadline.C:
 		return &strategies.TimeoutError{
 			Revision:   l.new.Name,
 			WaitingFor: fmt.Sprintf("progress toward %d available pods", l.target),
 			Seen: fmt.Sprintf("%s: %d available of %d replicas; %s: %d available of %d replicas",
-				l.new.Name, l.state.NewAvailable, l.state.NewReplicas, l.old.Name, l.state.OldAvailable, l.state.OldReplicas),
+				l.new.Name, l.state.NewAvailable, l.state.NewReplicas, l.old.names(), l.state.OldAvailable, l.state.OldReplicas),
 			Selector: strategies.SelectorString(l.new),
 			Timeout:  l.timeout,
 		}
@@ -304,10 +320,12 @@ func (l *loop) waitChange(ctx context.Context) error {
 func (l *loop) waitOldGone(ctx context.Context) error {
 	s := &strategies.Scaler{Clients: l.r.clients, Tracker: l.tracker, Out: l.r.out, MinReadySeconds: l.r.minReadySeconds}
 	timeout := max(time.Until(l.progressBy), time.Millisecond)
-	if l.r.params.Post != nil {
-		return s.WaitGone(ctx, l.old, timeout)
-	}
-	return s.WaitInactive(ctx, l.old, timeout)
+	return l.old.wait(timeout, func(rs *appsv1.ReplicaSet, timeout time.Duration) error {
+		if l.r.params.Post != nil {
+			return s.WaitGone(ctx, rs, timeout)
+		}
+		return s.WaitInactive(ctx, rs, timeout)
+	})
 }
 
 func seconds(v *int64, def int64) time.Duration {

@@ -88,7 +88,7 @@ func TestSettledState(t *testing.T) {
 	}
 	base := State{Desired: 10, MaxSurge: 3, MaxUnavailable: 2}
 
-	s, ok := settledState(base, rs(10, 10, 10, 2), rs(0, 0, 0, 2))
+	s, ok := settledState(base, newOldSet(rs(10, 10, 10, 2), nil), rs(0, 0, 0, 2))
 	require.True(t, ok)
 	assert.Equal(t, State{Desired: 10, MaxSurge: 3, MaxUnavailable: 2, OldReplicas: 10, OldAvailable: 10}, s)
 	// The first step from that state is the Deployment controller's: 3 new, 2 old fewer.
@@ -99,7 +99,7 @@ func TestSettledState(t *testing.T) {
 		"old not yet counted": {rs(10, 10, 10, 1), rs(0, 0, 0, 2)},
 		"new not available":   {rs(10, 10, 10, 2), rs(2, 2, 1, 2)},
 	} {
-		_, ok := settledState(base, revs[0], revs[1])
+		_, ok := settledState(base, newOldSet(revs[0], nil), revs[1])
 		assert.False(t, ok, name)
 	}
 }
@@ -117,7 +117,7 @@ func TestWaitOldGoneCountsTerminatingPodsOnlyWithoutAPostHook(t *testing.T) {
 	wait := func(post *v1alpha1.LifecycleHook) error {
 		r := &Rolling{clients: clients, out: strategies.NewProgress(io.Discard),
 			params: v1alpha1.RollingDeploymentStrategyParams{Post: post}}
-		l := &loop{r: r, tracker: tracker, old: old, progressBy: time.Now().Add(200 * time.Millisecond)}
+		l := &loop{r: r, tracker: tracker, old: newOldSet(old, nil), progressBy: time.Now().Add(200 * time.Millisecond)}
 		return l.waitOldGone(t.Context())
 	}
 

@@ -62,6 +62,17 @@ func TestStepScaling(t *testing.T) {
 	assert.Equal(t, int32(5), StepScaleUp(over, 2))
 	assert.Equal(t, int32(5), StepScaleDown(over, 2))
 	assert.True(t, StepReached(over, 2))
+
+	// A rollout that starts below desired (old has 2 of 4) raises old at a step, so that
+	// the pause holds desired replicas: 1 new (25%) and 3 old
+	below := State{Desired: 4, MaxSurge: 1, MaxUnavailable: 1, OldReplicas: 2, OldAvailable: 2}
+	assert.Equal(t, int32(1), StepScaleUp(below, 1))
+	below.NewReplicas = 1
+	assert.Equal(t, int32(3), StepScaleDown(below, 1), "old raised to desired − target")
+	below.OldReplicas, below.NewAvailable = 3, 1
+	assert.True(t, StepReached(below, 1))
+	// ... but never outside the steps: at target = desired old only goes down
+	assert.LessOrEqual(t, StepScaleDown(below, 4), below.OldReplicas)
 }
 
 // stepRecorder is a StepSignals that records what it is told and resumes at once.
