@@ -142,3 +142,28 @@ func TestCrashSafetyRolloutRequestsAcrossControllerKills(t *testing.T) {
 	// And one deployer pod per run: the retried revision had two runs
 	assert.Equal(t, map[string]int{"web-1-deploy": 1, "web-2-deploy": 1, "web-3-deploy": 2, "web-4-deploy": 1}, s.Deployers())
 }
+
+// DESIGN.md §4 invariant 10 across controller kills: the controller is killed twice while
+// a fix forward from a Freeze rolls out (its pods become ready only after 6 s), and the
+// floor desired − maxUnavailable still holds from the change to the end.
+func TestCrashSafetyFixForwardFromFreezeKeepsTheFloor(t *testing.T) {
+	requireController(t)
+	s := frozenAtPostHook(t)
+	ready := env.WatchReady(t, s.NS, "web")
+
+	changed := time.Now()
+	s.When().Updated(func(dc *stagehandv1.DeploymentConfig) {
+		fixForward(dc)
+		slowReady(dc)
+	})
+	env.KillController(t)
+	s.Then().DeploymentConfig("revision 3 running", func(dc *stagehandv1.DeploymentConfig) bool {
+		return dc.Status.LatestVersion == 3 && dc.Status.Phase == stagehandv1.RevisionPhaseRunning
+	})
+	env.KillController(t)
+	env.WaitForController(t)
+	s.Then().RevisionPhase(3, complete).RevisionReplicas(3, 4).RevisionReplicas(2, 0).RevisionReplicas(1, 0).ReadyPods(4)
+
+	floorHeld(t, ready, changed, time.Now(), 3)
+	s.Then().OneDeployerPodPerRevision(3)
+}
