@@ -44,9 +44,8 @@ func canary(ctx context.Context, d *deployer.Deployer, client *http.Client) erro
 	if err != nil {
 		return err
 	}
-	if err := d.ScaleDownOlder(ctx); err != nil {
-		return err
-	}
+	// No ScaleDownOlder: the built-in Rolling below rolls from every older revision that
+	// still serves (a superseded canary, a frozen revision), so their pods keep serving.
 	to := d.Inputs.To
 	if d.Inputs.Desired == 0 {
 		d.Out.Printf("No canary: %s runs 0 pods", to.Name)
