@@ -15,7 +15,9 @@ import (
 // --failure-hook), which the controller starts once a revision has Failed and its deployer
 // pod is gone or finished: it runs the snapshot's failed hook once, at stage failed, with
 // the hook's own bound as its deadline, and prints its output as the deployer prints every
-// hook's. It scales nothing: the controller rolls back (or freezes) after it.
+// hook's. An exec hook that finds no running pod to run in ends the runner with the
+// reason HookNotRun (exit 1), never as a success. It scales nothing: the controller rolls
+// back (or freezes) after it.
 func FailureHook(ctx context.Context, d *Deployer) error {
 	spec := &d.Inputs.Config.Spec
 	hook := v1alpha1.FailureHookOf(spec)
@@ -32,6 +34,12 @@ func FailureHook(ctx context.Context, d *Deployer) error {
 	})
 	if err := (strategies.PodHooks{Runner: runner}).Run(ctx, v1alpha1.FailureHookStage, hook); err != nil {
 		return fmt.Errorf("running the failed hook of %s: %w", to, err)
+	}
+	if why, notRun := runner.NotRunReason(v1alpha1.FailureHookStage); notRun {
+		// Not a success: nothing was undone (DESIGN.md §4 invariant 11). The controller
+		// records the failure hook NotRun with this message.
+		return &Failure{Reason: v1alpha1.ReasonHookNotRun, Code: v1alpha1.ExitFailed,
+			Message: why + "; nothing was undone"}
 	}
 	d.Done = fmt.Sprintf("the failed hook of revision %s succeeded", to)
 	return nil

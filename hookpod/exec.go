@@ -64,10 +64,24 @@ func (e *ExecFailedError) text() string {
 	return t
 }
 
+// NotRunError is an exec hook's attempt that could not run: its ExecutionHook found no
+// running pod to run in. It is neither a success nor a failure of the hook: Runner.Run
+// records the hook NotRun (DESIGN.md §4 invariant 11) and lets the rollout go on.
+type NotRunError struct {
+	// Hook is the ExecutionHook's name.
+	Hook string
+	// Reason says why it did not run.
+	Reason string
+}
+
+func (e *NotRunError) Error() string {
+	return fmt.Sprintf("exec hook %s did not run: %s", e.Hook, e.Reason)
+}
+
 // execAttempt runs attempt number attempt of the exec hook at stage: it creates (or, for
 // a deployer run again, adopts) the attempt's HookAction and ExecutionHook and waits until
-// the hook ends. It returns nil on success and when the hook selected no running pod (a
-// skip), an *ExecFailedError when it failed.
+// the hook ends. It returns nil on success, a *NotRunError when the hook selected no
+// running pod, an *ExecFailedError when it failed.
 func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1alpha1.ExecHook) error {
 	if r.stagehand == nil {
 		return &InvalidHookError{Message: "this deployer has no client for stagehand.dev resources, which exec hooks need"}
@@ -124,7 +138,7 @@ func (r *Runner) execAttempt(ctx context.Context, stage, name string, hook *v1al
 	if err := r.mustOwn("ExecutionHook", final); err != nil {
 		return err
 	}
-	return execOutcome(final, r)
+	return execOutcome(final, hook, r)
 }
 
 // mustOwn refuses to adopt an object under an exec hook's name that this revision did not
@@ -152,7 +166,7 @@ func refusedOr(err error, format string, args ...any) error {
 
 // execOutcome maps a finished ExecutionHook to the hook's result and prints each
 // container's outcome.
-func execOutcome(h *v1alpha1.ExecutionHook, r *Runner) error {
+func execOutcome(h *v1alpha1.ExecutionHook, hook *v1alpha1.ExecHook, r *Runner) error {
 	for _, s := range h.Status.HookStatuses {
 		result := "succeeded"
 		if s.Succeed == nil || !*s.Succeed {
@@ -170,8 +184,7 @@ func execOutcome(h *v1alpha1.ExecutionHook, r *Runner) error {
 		return nil
 	}
 	if h.Status.Error != nil && h.Status.Error.ErrorType == v1alpha1.HookErrorNoPods {
-		r.printf("exec hook %s: no running pod selected; skipped", h.Name)
-		return nil
+		return &NotRunError{Hook: h.Name, Reason: fmt.Sprintf("no running pod to run in (pods: %s, container %s)", podsOf(hook), hook.ContainerName)}
 	}
 	e := &ExecFailedError{Hook: h.Name, Reason: "ContainersFailed"}
 	if h.Status.Error != nil {
@@ -192,6 +205,14 @@ func execOutcome(h *v1alpha1.ExecutionHook, r *Runner) error {
 		}
 	}
 	return e
+}
+
+// podsOf is the pods an exec hook selects, as its spec says or by default.
+func podsOf(hook *v1alpha1.ExecHook) string {
+	if hook.Pods == "" {
+		return "the default of its stage"
+	}
+	return string(hook.Pods)
 }
 
 func splitLines(s string) []string {

@@ -93,8 +93,9 @@ func TestExecHookFailureAbortsWithTheContainerAndItsOutput(t *testing.T) {
 	assert.Equal(t, []string{"flush"}, a.Action.Exec.Command)
 }
 
-// Old pods on a first rollout: the hook selects nothing and is skipped.
-func TestExecHookWithoutPodsIsSkipped(t *testing.T) {
+// Old pods on a first rollout: the hook selects nothing and is skipped, recorded NotRun
+// and never Succeeded (DESIGN.md §4 invariant 11).
+func TestExecHookWithoutPodsIsRecordedNotRun(t *testing.T) {
 	sh := stagehandfake.NewSimpleClientset()
 	finishHooks(t, sh, func(string) v1alpha1.ExecutionHookStatus {
 		return v1alpha1.ExecutionHookStatus{Phase: v1alpha1.ExecutionHookFailed,
@@ -104,8 +105,17 @@ func TestExecHookWithoutPodsIsSkipped(t *testing.T) {
 	r := hookpod.NewRunner(core{fake.NewClientset().CoreV1()}, revision("web-3"), hookpod.Options{Out: out, Stagehand: sh})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, r.Run(ctx, "pre", execHook(v1alpha1.ExecHookPodsOld)))
-	assert.Contains(t, out.all, "--> exec hook web-3-hook-pre: no running pod selected; skipped")
+	require.NoError(t, r.Run(ctx, "pre", execHook(v1alpha1.ExecHookPodsOld)), "the rollout goes on")
+	assert.Contains(t, out.all, "--> pre hook web-3-hook-pre: not run: no running pod to run in (pods: Old, container app)")
+	assert.NotContains(t, out.all, "succeeded")
+	outcomes := r.Outcomes()
+	require.Len(t, outcomes, 1)
+	assert.Equal(t, v1alpha1.HookResultNotRun, outcomes[0].Result)
+	why, ok := r.NotRunReason("pre")
+	assert.True(t, ok)
+	assert.Contains(t, why, "exec hook web-3-hook-pre did not run")
+	_, ok = r.NotRunReason("post")
+	assert.False(t, ok)
 }
 
 // A deployer without a stagehand.dev client refuses an exec hook as invalid.

@@ -41,6 +41,7 @@ type Runner struct {
 
 	outcomesMu sync.Mutex
 	outcomes   []v1alpha1.HookOutcome
+	notRunWhy  map[string]string // by stage: why a hook did not run
 }
 
 // Options are the settings of a Runner beyond its clients.
@@ -76,7 +77,8 @@ func NewRunner(core corev1client.CoreV1Interface, revision *appsv1.ReplicaSet, o
 // Run runs hook at stage (pre, mid or post) with its failure policy. A nil hook prints
 // "--> <stage> hook: none". A hook whose pod already succeeded for this revision (a
 // deployer run again, or continued after --until) is not run again. It returns nil when
-// the hook succeeded or was ignored, an *AbortError when it stops the rollout, an
+// the hook succeeded, was ignored or could not run (an exec hook with no running pod:
+// recorded NotRun, see NotRunReason), an *AbortError when it stops the rollout, an
 // *InvalidHookError when it cannot be built, and an error wrapping ctx.Err() when ctx is
 // done (the running hook pod is deleted).
 func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.LifecycleHook) error {
@@ -125,6 +127,9 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 			r.finished(stage, v1alpha1.HookResultSucceeded, started)
 			return nil
 		}
+		if r.notRun(stage, name, note, started, err) {
+			return nil
+		}
 		var failed Failure
 		if !errors.As(err, &failed) {
 			var invalid *InvalidHookError
@@ -157,6 +162,34 @@ func (r *Runner) Run(ctx context.Context, stage string, hook *v1alpha1.Lifecycle
 	}
 }
 
+// notRun reports whether err is an attempt that could not run (*NotRunError); it records
+// the hook NotRun, with a Warning event and a progress line, never as a success. The
+// rollout goes on; the failure-hook runner reads NotRunReason to say so.
+func (r *Runner) notRun(stage, name, note string, started time.Time, err error) bool {
+	var skipped *NotRunError
+	if !errors.As(err, &skipped) {
+		return false
+	}
+	r.events.Eventf(corev1.EventTypeWarning, v1alpha1.EventHookNotRun, v1alpha1.MsgHookNotRun, stage, name, note, skipped.Reason)
+	r.printf("%s hook %s: not run: %s", stage, name, skipped.Reason)
+	r.finished(stage, v1alpha1.HookResultNotRun, started)
+	r.outcomesMu.Lock()
+	defer r.outcomesMu.Unlock()
+	if r.notRunWhy == nil {
+		r.notRunWhy = map[string]string{}
+	}
+	r.notRunWhy[stage] = skipped.Error()
+	return true
+}
+
+// NotRunReason says why the hook at stage did not run, when Run recorded it NotRun.
+func (r *Runner) NotRunReason(stage string) (string, bool) {
+	r.outcomesMu.Lock()
+	defer r.outcomesMu.Unlock()
+	why, ok := r.notRunWhy[stage]
+	return why, ok
+}
+
 // finished records how the hook at stage ended, for Outcomes.
 func (r *Runner) finished(stage string, result v1alpha1.HookResult, started time.Time) {
 	r.outcomesMu.Lock()
@@ -165,7 +198,8 @@ func (r *Runner) finished(stage string, result v1alpha1.HookResult, started time
 	r.outcomes = append(r.outcomes, v1alpha1.HookOutcome{Stage: stage, Result: result, Seconds: max(seconds, 0)})
 }
 
-// Outcomes are the hooks that Run finished, in order: succeeded, ignored or failed. A hook
+// Outcomes are the hooks that Run finished, in order: succeeded, ignored, failed or not
+// run. A hook
 // that an earlier run finished ("already succeeded") and one whose run was cut short (ctx
 // done, an error of the API) are not in it. A nil Runner has none.
 func (r *Runner) Outcomes() []v1alpha1.HookOutcome {

@@ -90,6 +90,9 @@ const (
 	// HookResultTimedOut: the failure hook ran past its bound and was stopped by the
 	// controller.
 	HookResultTimedOut HookResult = "TimedOut"
+	// HookResultNotRun: the hook could not run (an exec hook that found no running pod);
+	// never counted as Succeeded.
+	HookResultNotRun HookResult = "NotRun"
 )
 
 // Encode renders the message as the JSON the controller reads.
@@ -101,10 +104,13 @@ func (m TerminationMessage) Encode() string {
 // Reasons of a revision's outcome, in termination messages, the status-reason annotation
 // and the Progressing condition.
 const (
-	ReasonCompleted           = "Completed"
-	ReasonFailed              = "Failed"
-	ReasonInvalidConfig       = "InvalidConfig"
-	ReasonHookFailed          = "HookFailed"
+	ReasonCompleted     = "Completed"
+	ReasonFailed        = "Failed"
+	ReasonInvalidConfig = "InvalidConfig"
+	ReasonHookFailed    = "HookFailed"
+	// ReasonHookNotRun: the failure-hook runner's hook could not run (no running pod for
+	// its exec hook); the controller records the failure hook NotRun.
+	ReasonHookNotRun          = "HookNotRun"
 	ReasonTimedOut            = "TimedOut"
 	ReasonCancelled           = "Cancelled"
 	ReasonSuperseded          = "Superseded"

@@ -19,6 +19,13 @@ const (
 	// MsgHookSucceeded takes the stage, the pod name and the attempt note.
 	MsgHookSucceeded = "%s hook %s%s succeeded"
 
+	// EventHookNotRun (Warning): an exec hook found no running pod to run in, so it did
+	// not run; the rollout goes on (the failure hook records NotRun).
+	EventHookNotRun = "HookNotRun"
+	// MsgHookNotRun takes the stage, the ExecutionHook's name, the attempt note and the
+	// reason.
+	MsgHookNotRun = "%s hook %s%s did not run: %s"
+
 	// EventHookFailed (Warning): a hook pod failed; the message says what happens next.
 	EventHookFailed = "HookFailed"
 	// MsgHookFailed takes the stage, the pod name, the attempt note, the exit ("exit 1")

@@ -12,8 +12,8 @@ import (
 // (docs/hooks.md, "The failure hook").
 const (
 	// FailureHookAnnotation on a Failed revision holds the failure hook's progress,
-	// written by the controller: Running, Succeeded, or Failed or TimedOut with a message
-	// after a colon.
+	// written by the controller: Running, Succeeded, or Failed, TimedOut or NotRun with a
+	// message after a colon.
 	FailureHookAnnotation = GroupName + "/failure-hook"
 	// FailureHookForLabel on the failure-hook runner pod names its revision. The pod also
 	// carries DeployerPodForLabel (so that the deployer-pod informer sees it and every
@@ -34,11 +34,15 @@ const (
 	FailureHookSucceeded FailureHookState = "Succeeded"
 	FailureHookFailed    FailureHookState = "Failed"
 	FailureHookTimedOut  FailureHookState = "TimedOut"
+	// FailureHookNotRun: the hook could not run (an exec hook that found no running pod
+	// to run in), with the reason after a colon. It is never recorded as Succeeded.
+	FailureHookNotRun FailureHookState = "NotRun"
 )
 
-// Finished reports whether the failure hook is over: succeeded, failed or timed out.
+// Finished reports whether the failure hook is over: succeeded, failed, timed out or not
+// run.
 func (s FailureHookState) Finished() bool {
-	return s == FailureHookSucceeded || s == FailureHookFailed || s == FailureHookTimedOut
+	return s == FailureHookSucceeded || s == FailureHookFailed || s == FailureHookTimedOut || s == FailureHookNotRun
 }
 
 // FailureHookRunnerName is the name of a revision's failure-hook runner pod:
@@ -76,7 +80,7 @@ func FailedOnSupersede(spec *DeploymentConfigSpec) bool {
 }
 
 // FailureHookStateOf reads the failure-hook annotation: the state, and the message of a
-// Failed or TimedOut one. The state is empty when the hook has not started.
+// Failed, TimedOut or NotRun one. The state is empty when the hook has not started.
 func FailureHookStateOf(rs *appsv1.ReplicaSet) (FailureHookState, string) {
 	state, msg, _ := strings.Cut(rs.Annotations[FailureHookAnnotation], ": ")
 	return FailureHookState(state), msg

@@ -104,8 +104,10 @@ func newRetryCommand(flags *genericclioptions.ConfigFlags, streams genericioopti
 	cmd := &cobra.Command{
 		Use:   "retry dc/NAME",
 		Short: "Run the Failed latest revision again",
-		Long: `Run the Failed latest revision again: its old deployer and hook pods are deleted and the
-same revision is reset to New. Only a Failed latest revision can be retried.`,
+		Long: `Run the Failed latest revision again: its old deployer and hook pods and its exec hooks'
+ExecutionHooks are deleted and the same revision is reset to New, so every hook runs again.
+Only a Failed latest revision can be retried. While its failed hook runs, the retry waits
+for that hook to end, then starts.`,
 	}
 	cmd.RunE = runOn(flags, func(ctx context.Context, c *rollout.Client, name string) error {
 		r, err := c.Retry(ctx, name)
@@ -113,6 +115,9 @@ same revision is reset to New. Only a Failed latest revision can be retried.`,
 			return err
 		}
 		fmt.Fprintf(streams.Out, "revision %s will be retried\n", r.RevisionName)
+		if r.WaitsFor != "" {
+			fmt.Fprintf(streams.Out, "The retry waits: %s\n", r.WaitsFor)
+		}
 		fmt.Fprintf(streams.Out, "Follow it with: kubectl stagehand rollout status dc/%s\n", name)
 		return nil
 	})

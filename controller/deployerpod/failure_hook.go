@@ -47,8 +47,11 @@ func (c *Controller) syncFailureHook(ctx context.Context, dc *v1alpha1.Deploymen
 	}
 	if podstatus.Finished(pod) {
 		out := podOutcome(pod)
-		if pod.Status.Phase == corev1.PodSucceeded {
+		switch {
+		case pod.Status.Phase == corev1.PodSucceeded:
 			return c.endFailureHook(ctx, dc, rs, v1alpha1.FailureHookSucceeded, "")
+		case out.Reason == v1alpha1.ReasonHookNotRun:
+			return c.endFailureHook(ctx, dc, rs, v1alpha1.FailureHookNotRun, out.Message)
 		}
 		return c.endFailureHook(ctx, dc, rs, v1alpha1.FailureHookFailed, out.Reason+": "+out.Message)
 	}
@@ -139,9 +142,12 @@ func (c *Controller) endFailureHook(ctx context.Context, dc *v1alpha1.Deployment
 	if latest := v1alpha1.RevisionName(dc.Name, dc.Status.LatestVersion); latest != rs.Name {
 		c.queue.Add(rs.Namespace + "/" + latest)
 	}
-	if state == v1alpha1.FailureHookSucceeded {
+	switch state {
+	case v1alpha1.FailureHookSucceeded:
 		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventFailureHookSucceeded, v1alpha1.MsgFailureHookSucceeded, rs.Name)
-	} else {
+	case v1alpha1.FailureHookNotRun:
+		c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventFailureHookNotRun, v1alpha1.MsgFailureHookNotRun, rs.Name, msg)
+	default:
 		c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventFailureHookFailed, v1alpha1.MsgFailureHookFailed, rs.Name, msg)
 	}
 	return c.markFailureHook(ctx, dc, rs, state, msg)

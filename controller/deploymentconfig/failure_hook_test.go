@@ -15,7 +15,7 @@ import (
 // scaled while it is pending, and the status says so; once it has finished, however it
 // ended, the rollback goes on.
 func TestSyncRollbackWaitsForTheFailureHook(t *testing.T) {
-	for _, state := range []v1alpha1.FailureHookState{"", v1alpha1.FailureHookRunning, v1alpha1.FailureHookFailed, v1alpha1.FailureHookSucceeded} {
+	for _, state := range []v1alpha1.FailureHookState{"", v1alpha1.FailureHookRunning, v1alpha1.FailureHookFailed, v1alpha1.FailureHookSucceeded, v1alpha1.FailureHookNotRun} {
 		t.Run("state "+string(state), func(t *testing.T) {
 			dc := controllertest.WithLatest(controllertest.DC("web", "app:2", 4), 2)
 			dc.Spec.Strategy.RollingParams = &v1alpha1.RollingDeploymentStrategyParams{Failed: &v1alpha1.LifecycleHook{

@@ -1,19 +1,14 @@
 package deploymentconfig
 
 import (
-	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
-	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
@@ -121,77 +116,4 @@ func pendingCreate(dc *v1alpha1.DeploymentConfig, req *v1alpha1.RolloutRequest) 
 // acted on.
 func pendingRetry(dc *v1alpha1.DeploymentConfig, latest *appsv1.ReplicaSet, req *v1alpha1.RolloutRequest) bool {
 	return req != nil && req.Action == v1alpha1.RolloutRequestRetry && revision.RequestPending(req, dc, latest)
-}
-
-// retryRevision runs a Failed latest revision again. Its deployer and hook pods are
-// deleted first, and it is reset to New only once the apiserver no longer has them, so
-// that the new deployer pod (same name) is a new pod and the new hook pods do not find
-// the failed ones. The reset is one Update with the cached resourceVersion; it carries the
-// request's ID, which makes the request done.
-func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet,
-	req *v1alpha1.RolloutRequest) error {
-	left, err := c.revisionPodsLeft(ctx, rs)
-	if err != nil {
-		return err
-	}
-	if left > 0 {
-		if err := phase.DeletePods(ctx, c.kube, rs); err != nil {
-			return err
-		}
-		return plumbing.RequeueAfter(time.Second, "waiting for the failed rollout's pods to go away before the retry")
-	}
-	reset := rs.DeepCopy()
-	reset.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseNew)
-	reset.Annotations[v1alpha1.RequestAnnotation] = req.ID
-	reset.Annotations[v1alpha1.RetriedAtAnnotation] = revision.FormatRetriedAt(time.Now())
-	delete(reset.Annotations, v1alpha1.StatusReasonAnnotation)
-	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
-	v1alpha1.ClearSteps(reset.Annotations)                    // a retry runs the steps again from step 1
-	delete(reset.Annotations, v1alpha1.FailureHookAnnotation) // and a new failure runs the hook again
-	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())
-	if err != nil {
-		return fmt.Errorf("resetting revision %s to New for a retry: %w", rs.Name, err)
-	}
-	c.rsWrites.Wrote(rs.Namespace+"/"+rs.Name, rs.ResourceVersion, written.ResourceVersion)
-	c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventRolloutRetried, v1alpha1.MsgRolloutRetried, rs.Name)
-	c.metrics.RolloutStarted(phase.StrategyOf(rs))
-	plumbing.SyncLog(c.log, dc.Namespace, dc.Name, rs.Name).Info("Retrying the failed revision")
-	return nil
-}
-
-// revisionPodsLeft counts, in the apiserver, the deployer and hook pods that the revision
-// owns. A pod of the deployer pod's name that it does not own is not counted: it is never
-// deleted, and the retried revision fails again with DeployerPodNameTaken.
-func (c *Controller) revisionPodsLeft(ctx context.Context, rs *appsv1.ReplicaSet) (int, error) {
-	pods := c.kube.CoreV1().Pods(rs.Namespace)
-	n := 0
-	deployer, err := pods.Get(ctx, v1alpha1.DeployerPodName(rs.Name), metav1.GetOptions{})
-	switch {
-	case err == nil:
-		if revision.IsDeployerPodOf(rs, deployer) {
-			n++
-		}
-	case !apierrors.IsNotFound(err):
-		return 0, fmt.Errorf("reading the deployer pod of %s: %w", rs.Name, err)
-	}
-	// A runner exists only once the revision records its failure hook: no read before.
-	runner, err := phase.FailureHookRunner(ctx, pods, rs)
-	switch {
-	case err == nil:
-		if revision.IsFailureHookRunnerOf(rs, runner) {
-			n++
-		}
-	case !apierrors.IsNotFound(err):
-		return 0, fmt.Errorf("reading the failure-hook runner of %s: %w", rs.Name, err)
-	}
-	hooks, err := pods.List(ctx, metav1.ListOptions{LabelSelector: revision.HookPods(rs, "").String()})
-	if err != nil {
-		return 0, fmt.Errorf("listing the hook pods of %s: %w", rs.Name, err)
-	}
-	for i := range hooks.Items {
-		if revision.Owns(rs, &hooks.Items[i]) {
-			n++
-		}
-	}
-	return n, nil
 }

@@ -139,3 +139,23 @@ func TestSyncInvalidRolloutRequestIsAnEventNotAnError(t *testing.T) {
 	assert.Contains(t, strings.Join(events, "\n"), "Warning InvalidRolloutRequest Ignoring the rollout request")
 	assert.Equal(t, int64(1), f.GetDC("web").Status.LatestVersion)
 }
+
+// A retry waits while the revision's failed hook has not finished: nothing of the
+// revision is deleted or reset (e2e TestRetryWaitsForTheRunningFailureHook shows the retry
+// going on once the hook has ended).
+func TestSyncRetryWaitsForTheFailureHook(t *testing.T) {
+	base := controllertest.WithLatest(controllertest.DC("web", "app:1", 2), 2)
+	base.Spec.Strategy.RollingParams = &v1alpha1.RollingDeploymentStrategyParams{Failed: &v1alpha1.LifecycleHook{
+		FailurePolicy: v1alpha1.LifecycleHookFailurePolicyIgnore,
+		ExecNewPod:    &v1alpha1.ExecNewPodHook{ContainerName: "app", Command: []string{"./migrate", "down"}}}}
+	rs1 := controllertest.Revision(t, base, 1, v1alpha1.RevisionPhaseComplete, 2)
+	rs2 := controllertest.Revision(t, base, 2, v1alpha1.RevisionPhaseFailed, 0)
+	rs2.Annotations[v1alpha1.FailureHookAnnotation] = string(v1alpha1.FailureHookRunning)
+	dc := withRequest(base, v1alpha1.RolloutRequest{ID: "x", Action: v1alpha1.RolloutRequestRetry, LatestVersion: 2})
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs1, rs2, deployerPod(t, rs2, corev1.PodFailed))
+
+	require.NoError(t, f.syncDC("web"))
+	assert.NotContains(t, f.Actions(), "delete pods")
+	assert.Equal(t, "Failed", f.GetRS("web-2").Annotations[v1alpha1.PhaseAnnotation])
+	assert.Equal(t, string(v1alpha1.FailureHookRunning), f.GetRS("web-2").Annotations[v1alpha1.FailureHookAnnotation])
+}

@@ -165,6 +165,8 @@ func failureHookText(latest *appsv1.ReplicaSet) string {
 		return fmt.Sprintf("; its failed hook runs (pod %s), and the rollback waits for it", v1alpha1.FailureHookRunnerName(latest.Name))
 	case state == v1alpha1.FailureHookSucceeded:
 		return "; its failed hook succeeded"
+	case state == v1alpha1.FailureHookNotRun:
+		return "; its failed hook was not run: " + msg
 	case state.Finished():
 		return fmt.Sprintf("; its failed hook did not succeed (%s): %s", state, msg)
 	}

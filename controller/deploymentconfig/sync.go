@@ -42,7 +42,9 @@ import (
 // A rollout request (the rollout-request annotation, see v1alpha1.RolloutRequest) joins
 // in at steps 3 and 2b: a pending Latest or Rollback request asks for a new revision like
 // a config change does, whatever the triggers; a pending Retry resets the Failed latest
-// revision to New once its old deployer and hook pods are gone.
+// revision to New once its old deployer and hook pods and ExecutionHooks are gone, and
+// not before its failure hook has finished (invariant 11: the retry waits for the hook,
+// and the other steps go on meanwhile).
 func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -105,7 +107,7 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	}
 
 	// Step 2b.
-	if !dc.Spec.Paused && pendingRetry(dc, latest, req) {
+	if !dc.Spec.Paused && pendingRetry(dc, latest, req) && !c.retryWaits(dc, latest) {
 		return c.retryRevision(ctx, dc, latest, req)
 	}
 

@@ -127,14 +127,15 @@ func isStepStage(stage string) bool {
 // HookResults are the values of the result label of the hook metrics.
 var HookResults = []string{
 	string(v1alpha1.HookResultSucceeded), string(v1alpha1.HookResultFailed),
-	string(v1alpha1.HookResultIgnored), string(v1alpha1.HookResultTimedOut), "Unknown",
+	string(v1alpha1.HookResultIgnored), string(v1alpha1.HookResultTimedOut), string(v1alpha1.HookResultNotRun), "Unknown",
 }
 
 // HookResult is the result label of a hook result: one of the v1alpha1.HookResult values,
 // else Unknown.
 func HookResult(result string) string {
 	switch v1alpha1.HookResult(result) {
-	case v1alpha1.HookResultSucceeded, v1alpha1.HookResultFailed, v1alpha1.HookResultIgnored, v1alpha1.HookResultTimedOut:
+	case v1alpha1.HookResultSucceeded, v1alpha1.HookResultFailed, v1alpha1.HookResultIgnored, v1alpha1.HookResultTimedOut,
+		v1alpha1.HookResultNotRun:
 		return result
 	}
 	return "Unknown"

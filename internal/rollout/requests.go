@@ -21,6 +21,9 @@ type Requested struct {
 	RevisionName string
 	// Request is the request as written.
 	Request v1alpha1.RolloutRequest
+	// WaitsFor says what the controller waits for before it acts (a Retry waits for the
+	// revision's failed hook to finish), or "".
+	WaitsFor string
 }
 
 // Latest asks for a new revision of the current spec, with the cause Manual. It is
@@ -41,9 +44,12 @@ func (c *Client) Latest(ctx context.Context, name, message string) (*Requested, 
 }
 
 // Retry asks to run the Failed latest revision again: the controller deletes its deployer
-// and hook pods and resets it to New. It is refused for any other state.
+// and hook pods and ExecutionHooks and resets it to New. It is refused for any other
+// state. While the revision's failed hook has not finished, the controller waits for it;
+// WaitsFor says so.
 func (c *Client) Retry(ctx context.Context, name string) (*Requested, error) {
-	return c.request(ctx, name, v1alpha1.RolloutRequest{ID: c.newID(), Action: v1alpha1.RolloutRequestRetry},
+	waits := ""
+	out, err := c.request(ctx, name, v1alpha1.RolloutRequest{ID: c.newID(), Action: v1alpha1.RolloutRequestRetry},
 		func(st *State) error {
 			if st.DC.Spec.Paused {
 				return refused("%s is paused: resume it first (kubectl stagehand rollout resume %s)", st.Name(), st.Name())
@@ -58,8 +64,17 @@ func (c *Client) Retry(ctx context.Context, name string) (*Requested, error) {
 			if p := revision.Phase(latest); p != v1alpha1.RevisionPhaseFailed {
 				return refused("only a Failed latest revision can be retried, and %s is %s", latest.Name, p)
 			}
+			waits = ""
+			if revision.FailureHookPending(latest) {
+				waits = fmt.Sprintf("the failed hook of %s has not finished; the retry starts once it has ended "+
+					"(kubectl stagehand rollout logs %s --revision %d shows it)", latest.Name, st.Name(), st.DC.Status.LatestVersion)
+			}
 			return nil
 		})
+	if out != nil {
+		out.WaitsFor = waits
+	}
+	return out, err
 }
 
 // request writes req into the DC's rollout-request annotation after check accepts the
