@@ -2,12 +2,14 @@ package adopt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -75,12 +77,55 @@ func (a *Adopter) Plan(ctx context.Context, name string) (*v1alpha1.DeploymentCo
 	if err != nil {
 		return nil, nil, refusedf("%v", err)
 	}
+	note, err := recordRunning(dc, d, current)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	if _, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Create(ctx, dc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		return nil, nil, refusedf("the DeploymentConfig that would adopt deployment %s is refused by the apiserver: %v; nothing was changed", name, err)
+	}
+	return dc, warnings, nil
+}
+
+// recordRunning makes revision 1 of the planned DC the template that the current
+// ReplicaSet's pods run, and annotates the DC for the hand-over. A Deployment template
+// they do not run yet (paused, or its controller has not caught up) is kept in an
+// annotation: it becomes the DC's template once revision 1 owns the pods, so revision 2,
+// rolled out unless the Deployment was paused (then the DC is paused too). The note says so.
+func recordRunning(dc *v1alpha1.DeploymentConfig, d *appsv1.Deployment, current *appsv1.ReplicaSet) (string, error) {
+	selector, err := json.Marshal(current.Spec.Selector)
+	if err != nil {
+		return "", fmt.Errorf("encoding the selector of replicaset %s: %w", current.Name, err)
+	}
 	if dc.Annotations == nil {
 		dc.Annotations = map[string]string{}
 	}
 	dc.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptPending
 	dc.Annotations[v1alpha1.AdoptReplicaSetAnnotation] = current.Name
-	return dc, warnings, nil
+	dc.Annotations[v1alpha1.AdoptSelectorAnnotation] = string(selector)
+	if d.Spec.Paused {
+		dc.Annotations[v1alpha1.AdoptPausedAnnotation] = "true"
+	}
+	running := current.Spec.Template.DeepCopy()
+	delete(running.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	if apiequality.Semantic.DeepEqual(*running, d.Spec.Template) {
+		return "", nil
+	}
+	pending, err := json.Marshal(d.Spec.Template)
+	if err != nil {
+		return "", fmt.Errorf("encoding the template of deployment %s: %w", d.Name, err)
+	}
+	dc.Spec.Template = *running
+	dc.Annotations[v1alpha1.AdoptTemplateAnnotation] = string(pending)
+	then := "rolled out once revision 1 owns the pods"
+	if d.Spec.Paused {
+		then = "not rolled out: the DeploymentConfig is paused as the Deployment was; kubectl stagehand rollout resume dc/" + d.Name + " rolls it out"
+	}
+	return fmt.Sprintf("deployment %s's template is not what its pods run (paused, or its controller has not caught up): "+
+		"revision 1 is what they run (replicaset %s's template), and the Deployment's template becomes revision 2, %s", d.Name, current.Name, then), nil
 }
 
 // currentReplicaSet is the Deployment's one ReplicaSet with pods; more than one is a
@@ -191,16 +236,12 @@ func (a *Adopter) waitFor(ctx context.Context, what string, cond func(context.Co
 	return nil
 }
 
-// podsOf selects the pods of the Deployment's ReplicaSet whose pod-template-hash is hash,
-// within the DC's selector.
-func podsOf(dc *v1alpha1.DeploymentConfig, hash string) (labels.Selector, error) {
-	sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector)
-	if err != nil {
-		return nil, err
+// podsOf selects the pods of the Deployment's ReplicaSet: its selector, recorded by Plan.
+func podsOf(dc *v1alpha1.DeploymentConfig) (labels.Selector, error) {
+	var ls metav1.LabelSelector
+	if err := json.Unmarshal([]byte(dc.Annotations[v1alpha1.AdoptSelectorAnnotation]), &ls); err != nil {
+		return nil, fmt.Errorf("reading annotation %s of deploymentconfig/%s (delete the DeploymentConfig and adopt again): %w",
+			v1alpha1.AdoptSelectorAnnotation, dc.Name, err)
 	}
-	req, err := labels.NewRequirement(appsv1.DefaultDeploymentUniqueLabelKey, "=", []string{hash})
-	if err != nil {
-		return nil, err
-	}
-	return sel.Add(*req), nil
+	return metav1.LabelSelectorAsSelector(&ls)
 }
