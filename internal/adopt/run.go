@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,10 +66,10 @@ func (a *Adopter) Plan(ctx context.Context, name string) (*v1alpha1.DeploymentCo
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := a.refuseHPA(ctx, name); err != nil {
+	if err := a.refuseHPA(ctx, deploymentKind, name, "adopt"); err != nil {
 		return nil, nil, err
 	}
-	if err := a.checkAccess(ctx); err != nil {
+	if err := a.checkAccess(ctx, "adopt", access); err != nil {
 		return nil, nil, err
 	}
 	dc, warnings, err := ConfigFrom(d)
@@ -155,52 +154,7 @@ func (a *Adopter) currentReplicaSet(ctx context.Context, d *appsv1.Deployment) (
 	return nil, refusedf("deployment %s is mid-rollout: %d of its ReplicaSets have pods; wait for kubectl rollout status deployment/%s, then adopt", d.Name, len(withPods), d.Name)
 }
 
-// refuseHPA refuses a Deployment that a HorizontalPodAutoscaler scales, unless RetargetHPA.
-func (a *Adopter) refuseHPA(ctx context.Context, name string) error {
-	if a.RetargetHPA {
-		return nil
-	}
-	hpas, err := a.hpasOf(ctx, name)
-	if err != nil || len(hpas) == 0 {
-		return err
-	}
-	return refusedf("HorizontalPodAutoscaler %s scales deployment %s: adopt with --retarget-hpa to point it at the DeploymentConfig, or delete it first", hpas[0].Name, name)
-}
-
-// hpasOf are the HorizontalPodAutoscalers that scale the Deployment name.
-func (a *Adopter) hpasOf(ctx context.Context, name string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
-	list, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []autoscalingv2.HorizontalPodAutoscaler
-	for _, h := range list.Items {
-		if ref := h.Spec.ScaleTargetRef; ref.Kind == "Deployment" && ref.Name == name {
-			out = append(out, h)
-		}
-	}
-	return out, nil
-}
-
-// retargetHPAs points the Deployment's HorizontalPodAutoscalers at the DeploymentConfig.
-func (a *Adopter) retargetHPAs(ctx context.Context, name string) error {
-	hpas, err := a.hpasOf(ctx, name)
-	if err != nil {
-		return err
-	}
-	for i := range hpas {
-		h := &hpas[i]
-		h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{
-			APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "DeploymentConfig", Name: name}
-		if _, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).Update(ctx, h, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("retargeting HorizontalPodAutoscaler %s: %w", h.Name, err)
-		}
-		a.Progress("horizontalpodautoscaler/%s now scales deploymentconfig/%s", h.Name, name)
-	}
-	return nil
-}
-
-// access is what the steps need, checked first with SelfSubjectAccessReviews.
+// access is what adopt's steps need, checked first with SelfSubjectAccessReviews.
 var access = []authorizationv1.ResourceAttributes{
 	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "create"},
 	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "update"},
@@ -209,10 +163,14 @@ var access = []authorizationv1.ResourceAttributes{
 	{Resource: "pods", Verb: "patch"},
 }
 
-func (a *Adopter) checkAccess(ctx context.Context) error {
-	needed := access
+// hpaAccess is what --retarget-hpa needs on top.
+var hpaAccess = authorizationv1.ResourceAttributes{Group: "autoscaling", Resource: "horizontalpodautoscalers", Verb: "update"}
+
+// checkAccess refuses, before anything is written, when the user lacks one of needed
+// (with hpaAccess when RetargetHPA); command is adopt or eject.
+func (a *Adopter) checkAccess(ctx context.Context, command string, needed []authorizationv1.ResourceAttributes) error {
 	if a.RetargetHPA {
-		needed = append(needed[:len(needed):len(needed)], authorizationv1.ResourceAttributes{Group: "autoscaling", Resource: "horizontalpodautoscalers", Verb: "update"})
+		needed = append(needed[:len(needed):len(needed)], hpaAccess)
 	}
 	for _, attr := range needed {
 		attr.Namespace = a.Namespace
@@ -222,7 +180,7 @@ func (a *Adopter) checkAccess(ctx context.Context) error {
 			return fmt.Errorf("checking %s %s: %w", attr.Verb, attr.Resource, err)
 		}
 		if !r.Status.Allowed {
-			return refusedf("adopt needs %s on %s in namespace %s, which you lack; nothing was changed", attr.Verb, attr.Resource, a.Namespace)
+			return refusedf("%s needs %s on %s in namespace %s, which you lack; nothing was changed", command, attr.Verb, attr.Resource, a.Namespace)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.Depl
 		return nil, err
 	}
 	if a.RetargetHPA {
-		if err := a.retargetHPAs(ctx, name); err != nil {
+		if err := a.retargetHPAs(ctx, deploymentKind, configKind, name); err != nil {
 			return nil, err
 		}
 	}
