@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
@@ -140,6 +141,12 @@ func (a *Adopter) Eject(ctx context.Context, name string) error {
 		return err
 	}
 	active := d.Annotations[EjectingAnnotation]
+	if err := a.waitFor(ctx, "deploymentconfig/"+name+" to be gone", func(ctx context.Context) (bool, error) {
+		_, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	}); err != nil {
+		return err
+	}
 	if err := a.deleteOlderRevisions(ctx, name, active); err != nil {
 		return err
 	}
