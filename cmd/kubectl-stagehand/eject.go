@@ -16,7 +16,7 @@ import (
 )
 
 func newEjectCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	var yes bool
+	var yes, retargetHPA bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "eject dc/NAME [--yes]",
@@ -25,9 +25,12 @@ func newEjectCommand(flags *genericclioptions.ConfigFlags, streams genericioopti
 the Deployment adopts that revision's ReplicaSet and pods as they are, then the
 DeploymentConfig and its older revisions go. Hooks, steps, image triggers and custom
 strategies have no Deployment equivalent: eject lists what is lost and goes on only with
---yes. Run again after an interruption, it finishes the hand-over.`,
+--yes. It refuses, changing nothing, a DeploymentConfig whose latest revision is not
+Complete, one that an HPA scales (unless --retarget-hpa), and a user who lacks a
+permission the steps need. Run again after an interruption, it finishes the hand-over.`,
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "go on although the DeploymentConfig has settings a Deployment cannot carry")
+	cmd.Flags().BoolVar(&retargetHPA, "retarget-hpa", false, "point the DeploymentConfig's HorizontalPodAutoscalers back at the Deployment (without it, an HPA is a refusal)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each step may wait")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
@@ -54,7 +57,7 @@ strategies have no Deployment equivalent: eject lists what is lost and goes on o
 				}
 			}
 		}
-		a := &adopt.Adopter{Kube: c.Kube, Stagehand: c.Stagehand, Namespace: c.Namespace, Poll: 200 * time.Millisecond, Timeout: timeout,
+		a := &adopt.Adopter{Kube: c.Kube, Stagehand: c.Stagehand, Namespace: c.Namespace, Poll: 200 * time.Millisecond, Timeout: timeout, RetargetHPA: retargetHPA,
 			Progress: func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, format+"\n", args...) }}
 		if err := a.Eject(ctx, name); err != nil {
 			return err

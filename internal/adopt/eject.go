@@ -2,24 +2,22 @@ package adopt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 
-	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
-// EjectingAnnotation on a Deployment made by kubectl stagehand eject names the
-// DeploymentConfig it takes over (dc/NAME) until the hand-over is done.
+// EjectingAnnotation on a Deployment made by kubectl stagehand eject names the revision
+// (its ReplicaSet) whose pods it takes over, until the hand-over is done.
 const EjectingAnnotation = v1alpha1.GroupName + "/ejecting"
 
 // Lost lists what the DeploymentConfig has that a Deployment cannot carry: hooks, steps,
@@ -57,19 +55,29 @@ func Lost(dc *v1alpha1.DeploymentConfig) []string {
 	return lost
 }
 
-// DeploymentFrom is the Deployment that takes over the active revision's pods: its
-// template and selector are the revision's own (the stagehand.dev labels included, so the
-// Deployment controller finds that ReplicaSet's template equal to its own and adopts it,
-// creating no pod), paused until the hand-over is done.
-func DeploymentFrom(dc *v1alpha1.DeploymentConfig, active *appsv1.ReplicaSet) *appsv1.Deployment {
+// DeploymentFrom is the Deployment that takes over the active revision's pods, paused until
+// the hand-over is done: the revision's template without the stagehand.dev labels (what
+// the pods run, and what a later adopt reads like any Deployment's), the DC's selector
+// (ejectSelector), replicas, minReadySeconds, revisionHistoryLimit, Rolling as
+// RollingUpdate with the same maxSurge and maxUnavailable, Recreate as Recreate, and
+// timeoutSeconds as progressDeadlineSeconds.
+func DeploymentFrom(dc *v1alpha1.DeploymentConfig, active *appsv1.ReplicaSet) (*appsv1.Deployment, error) {
+	template := active.Spec.Template.DeepCopy()
+	for _, k := range stagehandLabels {
+		delete(template.Labels, k)
+	}
+	selector, err := ejectSelector(dc, template)
+	if err != nil {
+		return nil, err
+	}
 	d := &appsv1.Deployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: dc.Name, Namespace: dc.Namespace, Labels: copyMap(dc.Labels),
-			Annotations: map[string]string{EjectingAnnotation: "dc/" + dc.Name}},
+			Annotations: map[string]string{EjectingAnnotation: active.Name}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas:             dc.Spec.Replicas,
-			Selector:             active.Spec.Selector.DeepCopy(),
-			Template:             *active.Spec.Template.DeepCopy(),
+			Selector:             selector,
+			Template:             *template,
 			MinReadySeconds:      dc.Spec.MinReadySeconds,
 			RevisionHistoryLimit: dc.Spec.RevisionHistoryLimit,
 			Paused:               true,
@@ -79,153 +87,92 @@ func DeploymentFrom(dc *v1alpha1.DeploymentConfig, active *appsv1.ReplicaSet) *a
 	case v1alpha1.DeploymentStrategyTypeRecreate:
 		d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
 		if p := s.RecreateParams; p != nil && p.TimeoutSeconds != nil {
-			d.Spec.ProgressDeadlineSeconds = new(int32(min(*p.TimeoutSeconds, 1<<31-1)))
+			d.Spec.ProgressDeadlineSeconds = new(int32(min(*p.TimeoutSeconds, maxSeconds)))
 		}
 	default:
 		d.Spec.Strategy.Type = appsv1.RollingUpdateDeploymentStrategyType
 		if p := s.RollingParams; p != nil {
 			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: p.MaxSurge, MaxUnavailable: p.MaxUnavailable}
 			if p.TimeoutSeconds != nil {
-				d.Spec.ProgressDeadlineSeconds = new(int32(min(*p.TimeoutSeconds, 1<<31-1)))
+				d.Spec.ProgressDeadlineSeconds = new(int32(min(*p.TimeoutSeconds, maxSeconds)))
 			}
 		}
 	}
-	return d
-}
-
-// Eject hands the DeploymentConfig name's active revision to a Deployment of the same
-// name (docs/adopt.md): a paused Deployment is created first (a rerun finds it), the DC
-// is deleted with its revisions orphaned, the older revisions go, and once the
-// Deployment owns the active revision it is unpaused.
-func (a *Adopter) Eject(ctx context.Context, name string) error {
-	deployments := a.Kube.AppsV1().Deployments(a.Namespace)
-	d, err := deployments.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if d, err = a.createDeployment(ctx, name); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	case d.Annotations[EjectingAnnotation] == "":
-		return refusedf("a Deployment named %s exists and is not an eject in progress; rename or delete it first", name)
-	}
-	orphan := metav1.DeletePropagationOrphan
-	if err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err == nil {
-		a.Progress("deleted deploymentconfig/%s, leaving its revisions and pods running", name)
-	} else if !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err := a.deleteOlderRevisions(ctx, name, d); err != nil {
-		return err
-	}
-	if err := a.labelActive(ctx, d); err != nil {
-		return err
-	}
-	if err := a.waitFor(ctx, "deployment/"+name+" to own its ReplicaSet", func(ctx context.Context) (bool, error) {
-		return a.ownsActive(ctx, d)
-	}); err != nil {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live, err := deployments.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		live.Spec.Paused = false
-		delete(live.Annotations, EjectingAnnotation)
-		_, err = deployments.Update(ctx, live, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// createDeployment creates the paused Deployment from the DC's active revision.
-func (a *Adopter) createDeployment(ctx context.Context, name string) (*appsv1.Deployment, error) {
-	dc, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, refusedf("deploymentconfig/%s not found in namespace %s", name, a.Namespace)
-	}
-	if err != nil {
-		return nil, err
-	}
-	revs, err := a.revisions(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	latest := revision.Find(revs, dc.Status.LatestVersion)
-	if latest == nil || revision.Phase(latest) != v1alpha1.RevisionPhaseComplete {
-		return nil, refusedf("deploymentconfig/%s has no Complete latest revision (a rollout is in flight, or it failed): eject once it is Complete", name)
-	}
-	d, err := a.Kube.AppsV1().Deployments(a.Namespace).Create(ctx, DeploymentFrom(dc, latest), metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	a.Progress("created deployment/%s, paused, from revision %s", name, latest.Name)
 	return d, nil
 }
 
-// revisions are the DC's ReplicaSets, oldest first.
-func (a *Adopter) revisions(ctx context.Context, name string) ([]*appsv1.ReplicaSet, error) {
-	list, err := a.Kube.AppsV1().ReplicaSets(a.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}).String()})
-	if err != nil {
-		return nil, err
+// stagehandLabels are the labels a revision gives its template and pods; eject takes them
+// off, so that the Deployment and its pods are like any other.
+var stagehandLabels = []string{v1alpha1.ConfigLabel, v1alpha1.RevisionLabel}
+
+// ejectSelector is the Deployment's selector: the DC's own (matchExpressions included),
+// or, where the DC has none, the template's labels. One that names a stagehand.dev label,
+// or selects everything, is refused: the Deployment's pods do not carry those labels.
+func ejectSelector(dc *v1alpha1.DeploymentConfig, template *corev1.PodTemplateSpec) (*metav1.LabelSelector, error) {
+	sel := dc.Spec.Selector.DeepCopy()
+	if sel == nil {
+		sel = &metav1.LabelSelector{MatchLabels: copyMap(template.Labels)}
 	}
-	revs := make([]*appsv1.ReplicaSet, 0, len(list.Items))
-	for i := range list.Items {
-		revs = append(revs, &list.Items[i])
+	keys := slices.Collect(maps.Keys(sel.MatchLabels))
+	for _, r := range sel.MatchExpressions {
+		keys = append(keys, r.Key)
 	}
-	sort.Slice(revs, func(i, j int) bool {
-		a, _ := revision.Number(revs[i])
-		b, _ := revision.Number(revs[j])
-		return a < b
-	})
-	return revs, nil
+	for _, k := range keys {
+		if slices.Contains(stagehandLabels, k) {
+			return nil, refusedf("deploymentconfig/%s's spec.selector names label %s, which the Deployment's pods will not carry: "+
+				"select by the template's own labels (kubectl stagehand convert shows the DC), then eject", dc.Name, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, refusedf("deploymentconfig/%s has no spec.selector and its template no labels: a Deployment needs a selector; give the DC one, then eject", dc.Name)
+	}
+	return sel, nil
 }
 
-// deleteOlderRevisions deletes the revisions other than the one d's template came from.
-func (a *Adopter) deleteOlderRevisions(ctx context.Context, name string, d *appsv1.Deployment) error {
-	revs, err := a.revisions(ctx, name)
+// Eject hands the DeploymentConfig name's active revision to a Deployment of the same
+// name (docs/adopt.md). Everything is checked before the first write; a paused Deployment
+// is created (a rerun finds it, and re-checks the DC first), the DC is deleted with its
+// revisions orphaned, the older revisions go, the active revision's pods are orphaned and
+// relabelled for a ReplicaSet of the Deployment's own kind, which the Deployment
+// controller adopts, and the Deployment is unpaused.
+func (a *Adopter) Eject(ctx context.Context, name string) error {
+	d, err := a.prepareEject(ctx, name)
 	if err != nil {
 		return err
 	}
-	keep := d.Spec.Template.Labels[v1alpha1.RevisionLabel]
-	for _, rs := range revs {
-		if rs.Labels[v1alpha1.RevisionLabel] == keep || ptr.Deref(rs.Spec.Replicas, 1) > 0 {
-			continue
-		}
-		if err := a.Kube.AppsV1().ReplicaSets(a.Namespace).Delete(ctx, rs.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	active := d.Annotations[EjectingAnnotation]
+	if err := a.waitFor(ctx, "deploymentconfig/"+name+" to be gone", func(ctx context.Context) (bool, error) {
+		_, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	}); err != nil {
+		return err
+	}
+	if err := a.deleteOlderRevisions(ctx, name, active); err != nil {
+		return err
+	}
+	hash := podTemplateHash(&d.Spec.Template)
+	if err := a.orphanRevision(ctx, d, active, hash); err != nil {
+		return err
+	}
+	if err := a.replicaSetFor(ctx, d, hash); err != nil {
+		return err
+	}
+	if a.RetargetHPA {
+		if err := a.retargetHPAs(ctx, configKind, deploymentKind, name); err != nil {
 			return err
 		}
-		a.Progress("deleted replicaset/%s, an older revision", rs.Name)
 	}
-	return nil
-}
-
-// labelActive gives the active revision's ReplicaSet the labels of the Deployment's
-// selector: the Deployment controller adopts a ReplicaSet by its own labels, and a
-// revision's carry only stagehand.dev/config and stagehand.dev/revision.
-func (a *Adopter) labelActive(ctx context.Context, d *appsv1.Deployment) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": d.Spec.Selector.MatchLabels}})
-	if err != nil {
-		return err
-	}
-	_, err = a.Kube.AppsV1().ReplicaSets(a.Namespace).Patch(ctx, activeName(d), types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
-// activeName is the name of the revision d's template came from.
-func activeName(d *appsv1.Deployment) string {
-	return d.Name + "-" + d.Spec.Template.Labels[v1alpha1.RevisionLabel]
-}
-
-// ownsActive reports whether the Deployment controls the ReplicaSet of the revision its
-// template came from.
-func (a *Adopter) ownsActive(ctx context.Context, d *appsv1.Deployment) (bool, error) {
-	rs, err := a.Kube.AppsV1().ReplicaSets(a.Namespace).Get(ctx, activeName(d), metav1.GetOptions{})
-	if err != nil {
-		return false, ignoreNotFound(err)
-	}
-	ref := metav1.GetControllerOfNoCopy(rs)
-	return ref != nil && ref.Kind == "Deployment" && ref.UID == d.UID, nil
+	deployments := a.Kube.AppsV1().Deployments(a.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading deployment/%s to unpause it: %w", name, err)
+		}
+		live.Spec.Paused = false
+		delete(live.Annotations, EjectingAnnotation)
+		if _, err = deployments.Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("unpausing deployment/%s: %w", name, err)
+		}
+		return nil
+	})
 }

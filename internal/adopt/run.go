@@ -2,12 +2,13 @@ package adopt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,22 +66,65 @@ func (a *Adopter) Plan(ctx context.Context, name string) (*v1alpha1.DeploymentCo
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := a.refuseHPA(ctx, name); err != nil {
+	if err := a.refuseHPA(ctx, deploymentKind, name, "adopt"); err != nil {
 		return nil, nil, err
 	}
-	if err := a.checkAccess(ctx); err != nil {
+	if err := a.checkAccess(ctx, "adopt", access); err != nil {
 		return nil, nil, err
 	}
 	dc, warnings, err := ConfigFrom(d)
 	if err != nil {
 		return nil, nil, refusedf("%v", err)
 	}
+	note, err := recordRunning(dc, d, current)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	if _, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Create(ctx, dc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		return nil, nil, refusedf("the DeploymentConfig that would adopt deployment %s is refused by the apiserver: %v; nothing was changed", name, err)
+	}
+	return dc, warnings, nil
+}
+
+// recordRunning makes revision 1 of the planned DC the template that the current
+// ReplicaSet's pods run, and annotates the DC for the hand-over. A Deployment template
+// they do not run yet (paused, or its controller has not caught up) is kept in an
+// annotation: it becomes the DC's template once revision 1 owns the pods, so revision 2,
+// rolled out unless the Deployment was paused (then the DC is paused too). The note says so.
+func recordRunning(dc *v1alpha1.DeploymentConfig, d *appsv1.Deployment, current *appsv1.ReplicaSet) (string, error) {
+	selector, err := json.Marshal(current.Spec.Selector)
+	if err != nil {
+		return "", fmt.Errorf("encoding the selector of replicaset %s: %w", current.Name, err)
+	}
 	if dc.Annotations == nil {
 		dc.Annotations = map[string]string{}
 	}
 	dc.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptPending
 	dc.Annotations[v1alpha1.AdoptReplicaSetAnnotation] = current.Name
-	return dc, warnings, nil
+	dc.Annotations[v1alpha1.AdoptSelectorAnnotation] = string(selector)
+	if d.Spec.Paused {
+		dc.Annotations[v1alpha1.AdoptPausedAnnotation] = "true"
+	}
+	running := current.Spec.Template.DeepCopy()
+	delete(running.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	if apiequality.Semantic.DeepEqual(*running, d.Spec.Template) {
+		return "", nil
+	}
+	pending, err := json.Marshal(d.Spec.Template)
+	if err != nil {
+		return "", fmt.Errorf("encoding the template of deployment %s: %w", d.Name, err)
+	}
+	dc.Spec.Template = *running
+	dc.Annotations[v1alpha1.AdoptTemplateAnnotation] = string(pending)
+	then := "rolled out once revision 1 owns the pods"
+	if d.Spec.Paused {
+		then = "not rolled out: the DeploymentConfig is paused as the Deployment was; kubectl stagehand rollout resume dc/" + d.Name + " rolls it out"
+	}
+	return fmt.Sprintf("deployment %s's template is not what its pods run (paused, or its controller has not caught up): "+
+		"revision 1 is what they run (replicaset %s's template), and the Deployment's template becomes revision 2, %s", d.Name, current.Name, then), nil
 }
 
 // currentReplicaSet is the Deployment's one ReplicaSet with pods; more than one is a
@@ -110,52 +154,7 @@ func (a *Adopter) currentReplicaSet(ctx context.Context, d *appsv1.Deployment) (
 	return nil, refusedf("deployment %s is mid-rollout: %d of its ReplicaSets have pods; wait for kubectl rollout status deployment/%s, then adopt", d.Name, len(withPods), d.Name)
 }
 
-// refuseHPA refuses a Deployment that a HorizontalPodAutoscaler scales, unless RetargetHPA.
-func (a *Adopter) refuseHPA(ctx context.Context, name string) error {
-	if a.RetargetHPA {
-		return nil
-	}
-	hpas, err := a.hpasOf(ctx, name)
-	if err != nil || len(hpas) == 0 {
-		return err
-	}
-	return refusedf("HorizontalPodAutoscaler %s scales deployment %s: adopt with --retarget-hpa to point it at the DeploymentConfig, or delete it first", hpas[0].Name, name)
-}
-
-// hpasOf are the HorizontalPodAutoscalers that scale the Deployment name.
-func (a *Adopter) hpasOf(ctx context.Context, name string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
-	list, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []autoscalingv2.HorizontalPodAutoscaler
-	for _, h := range list.Items {
-		if ref := h.Spec.ScaleTargetRef; ref.Kind == "Deployment" && ref.Name == name {
-			out = append(out, h)
-		}
-	}
-	return out, nil
-}
-
-// retargetHPAs points the Deployment's HorizontalPodAutoscalers at the DeploymentConfig.
-func (a *Adopter) retargetHPAs(ctx context.Context, name string) error {
-	hpas, err := a.hpasOf(ctx, name)
-	if err != nil {
-		return err
-	}
-	for i := range hpas {
-		h := &hpas[i]
-		h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{
-			APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "DeploymentConfig", Name: name}
-		if _, err := a.Kube.AutoscalingV2().HorizontalPodAutoscalers(a.Namespace).Update(ctx, h, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("retargeting HorizontalPodAutoscaler %s: %w", h.Name, err)
-		}
-		a.Progress("horizontalpodautoscaler/%s now scales deploymentconfig/%s", h.Name, name)
-	}
-	return nil
-}
-
-// access is what the steps need, checked first with SelfSubjectAccessReviews.
+// access is what adopt's steps need, checked first with SelfSubjectAccessReviews.
 var access = []authorizationv1.ResourceAttributes{
 	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "create"},
 	{Group: v1alpha1.GroupName, Resource: "deploymentconfigs", Verb: "update"},
@@ -164,10 +163,14 @@ var access = []authorizationv1.ResourceAttributes{
 	{Resource: "pods", Verb: "patch"},
 }
 
-func (a *Adopter) checkAccess(ctx context.Context) error {
-	needed := access
+// hpaAccess is what --retarget-hpa needs on top.
+var hpaAccess = authorizationv1.ResourceAttributes{Group: "autoscaling", Resource: "horizontalpodautoscalers", Verb: "update"}
+
+// checkAccess refuses, before anything is written, when the user lacks one of needed
+// (with hpaAccess when RetargetHPA); command is adopt or eject.
+func (a *Adopter) checkAccess(ctx context.Context, command string, needed []authorizationv1.ResourceAttributes) error {
 	if a.RetargetHPA {
-		needed = append(needed[:len(needed):len(needed)], authorizationv1.ResourceAttributes{Group: "autoscaling", Resource: "horizontalpodautoscalers", Verb: "update"})
+		needed = append(needed[:len(needed):len(needed)], hpaAccess)
 	}
 	for _, attr := range needed {
 		attr.Namespace = a.Namespace
@@ -177,7 +180,7 @@ func (a *Adopter) checkAccess(ctx context.Context) error {
 			return fmt.Errorf("checking %s %s: %w", attr.Verb, attr.Resource, err)
 		}
 		if !r.Status.Allowed {
-			return refusedf("adopt needs %s on %s in namespace %s, which you lack; nothing was changed", attr.Verb, attr.Resource, a.Namespace)
+			return refusedf("%s needs %s on %s in namespace %s, which you lack; nothing was changed", command, attr.Verb, attr.Resource, a.Namespace)
 		}
 	}
 	return nil
@@ -191,16 +194,12 @@ func (a *Adopter) waitFor(ctx context.Context, what string, cond func(context.Co
 	return nil
 }
 
-// podsOf selects the pods of the Deployment's ReplicaSet whose pod-template-hash is hash,
-// within the DC's selector.
-func podsOf(dc *v1alpha1.DeploymentConfig, hash string) (labels.Selector, error) {
-	sel, err := metav1.LabelSelectorAsSelector(dc.Spec.Selector)
-	if err != nil {
-		return nil, err
+// podsOf selects the pods of the Deployment's ReplicaSet: its selector, recorded by Plan.
+func podsOf(dc *v1alpha1.DeploymentConfig) (labels.Selector, error) {
+	var ls metav1.LabelSelector
+	if err := json.Unmarshal([]byte(dc.Annotations[v1alpha1.AdoptSelectorAnnotation]), &ls); err != nil {
+		return nil, fmt.Errorf("reading annotation %s of deploymentconfig/%s (delete the DeploymentConfig and adopt again): %w",
+			v1alpha1.AdoptSelectorAnnotation, dc.Name, err)
 	}
-	req, err := labels.NewRequirement(appsv1.DefaultDeploymentUniqueLabelKey, "=", []string{hash})
-	if err != nil {
-		return nil, err
-	}
-	return sel.Add(*req), nil
+	return metav1.LabelSelectorAsSelector(&ls)
 }

@@ -49,10 +49,7 @@ func ConfigFrom(d *appsv1.Deployment) (*v1alpha1.DeploymentConfig, []string, err
 		dc.Annotations[k] = d.Annotations[k]
 	}
 	timeout := d.Spec.ProgressDeadlineSeconds
-	var timeoutSeconds *int64
-	if timeout != nil {
-		timeoutSeconds = new(int64(*timeout))
-	}
+	timeoutSeconds, activeDeadline := deadlines(timeout)
 	switch d.Spec.Strategy.Type {
 	case appsv1.RecreateDeploymentStrategyType:
 		dc.Spec.Strategy = v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRecreate,
@@ -64,15 +61,35 @@ func ConfigFrom(d *appsv1.Deployment) (*v1alpha1.DeploymentConfig, []string, err
 		}
 		dc.Spec.Strategy = v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling, RollingParams: p}
 	}
-	if d.Spec.Paused {
-		warnings = append(warnings, "spec.paused is not carried over: a paused Deployment may hold a half-made change, "+
-			"and the DeploymentConfig starts unpaused; run kubectl stagehand rollout pause dc/"+d.Name+" after the adoption to keep rollouts stopped")
+	if activeDeadline != nil {
+		dc.Spec.Strategy.ActiveDeadlineSeconds = activeDeadline
+		warnings = append(warnings, fmt.Sprintf("progressDeadlineSeconds %d is not below the deployer's default activeDeadlineSeconds %d: "+
+			"the DeploymentConfig gets timeoutSeconds %d and activeDeadlineSeconds %d, so that a rollout may make no progress for as long as the Deployment's could",
+			*timeout, v1alpha1.DefaultActiveDeadlineSeconds, *timeoutSeconds, *activeDeadline))
 	}
 	if timeout != nil && *timeout > 0 && d.Spec.MinReadySeconds >= *timeout {
 		return nil, warnings, fmt.Errorf("minReadySeconds %d is not below progressDeadlineSeconds %d: a DeploymentConfig refuses that (no pod could ever be available in time); lower minReadySeconds first",
 			d.Spec.MinReadySeconds, *timeout)
 	}
 	return dc, warnings, nil
+}
+
+// maxSeconds is the largest timeoutSeconds or activeDeadlineSeconds a DeploymentConfig admits.
+const maxSeconds = 1<<31 - 1
+
+// deadlines maps progressDeadlineSeconds to the strategy's timeoutSeconds and, when that is
+// not below the default activeDeadlineSeconds (21600; 2147483647, "never", is common), to
+// an activeDeadlineSeconds one above it: admission wants the deployer's deadline above the
+// timeout. The timeout stays below the largest admitted deadline.
+func deadlines(progressDeadline *int32) (timeout, activeDeadline *int64) {
+	if progressDeadline == nil {
+		return nil, nil
+	}
+	t := min(int64(*progressDeadline), maxSeconds-1)
+	if t < v1alpha1.DefaultActiveDeadlineSeconds {
+		return &t, nil
+	}
+	return &t, new(t + 1)
 }
 
 func dropped(key string) bool {

@@ -70,8 +70,8 @@ func TestConfigFromARecreateDeployment(t *testing.T) {
 	require.Equal(t, v1alpha1.DeploymentStrategyTypeRecreate, dc.Spec.Strategy.Type)
 	assert.Equal(t, int64(120), *dc.Spec.Strategy.RecreateParams.TimeoutSeconds)
 	assert.Nil(t, dc.Spec.Strategy.RollingParams)
-	assert.False(t, dc.Spec.Paused, "paused is not carried over")
-	assert.Contains(t, warnings[len(warnings)-1], "spec.paused is not carried over")
+	assert.False(t, dc.Spec.Paused, "the DC starts unpaused, or it could not create revision 1; Plan pauses it after")
+	assert.Len(t, warnings, 2, "only the two annotations: %v", warnings)
 }
 
 func TestConfigFromRefusesWhatADeploymentConfigWouldRefuse(t *testing.T) {
@@ -85,4 +85,32 @@ func TestConfigFromRefusesWhatADeploymentConfigWouldRefuse(t *testing.T) {
 	d.Spec.Selector = nil
 	_, _, err = ConfigFrom(d)
 	assert.Error(t, err)
+}
+
+func TestConfigFromMapsLongProgressDeadlinesSoThatTheyAreAdmitted(t *testing.T) {
+	tests := []struct {
+		name                    string
+		progressDeadline        *int32
+		timeout, activeDeadline *int64
+	}{
+		{name: "unset", progressDeadline: nil},
+		{name: "below the default deadline", progressDeadline: new(int32(600)), timeout: new(int64(600))},
+		{name: "just below", progressDeadline: new(int32(21599)), timeout: new(int64(21599))},
+		{name: "the default deadline itself", progressDeadline: new(int32(21600)), timeout: new(int64(21600)), activeDeadline: new(int64(21601))},
+		{name: "the largest, read as never", progressDeadline: new(int32(2147483647)), timeout: new(int64(2147483646)), activeDeadline: new(int64(2147483647))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment()
+			d.Spec.ProgressDeadlineSeconds = tt.progressDeadline
+			dc, _, err := ConfigFrom(d)
+			require.NoError(t, err)
+			p := dc.Spec.Strategy.RollingParams
+			assert.Equal(t, tt.timeout, p.TimeoutSeconds)
+			assert.Equal(t, tt.activeDeadline, dc.Spec.Strategy.ActiveDeadlineSeconds)
+			if tt.activeDeadline != nil {
+				assert.Greater(t, *tt.activeDeadline, *p.TimeoutSeconds, "admission wants the deadline above the timeout")
+			}
+		})
+	}
 }

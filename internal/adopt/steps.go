@@ -3,7 +3,7 @@ package adopt
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,21 +43,56 @@ func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.Depl
 		return nil, err
 	}
 	if a.RetargetHPA {
-		return dc, a.retargetHPAs(ctx, name)
+		if err := a.retargetHPAs(ctx, deploymentKind, configKind, name); err != nil {
+			return nil, err
+		}
 	}
-	return dc, nil
+	return dc, a.finish(ctx, name)
+}
+
+// adoptAnnotations are the hand-over's own: finish removes them.
+var adoptAnnotations = []string{v1alpha1.AdoptAnnotation, v1alpha1.AdoptReplicaSetAnnotation, v1alpha1.AdoptSelectorAnnotation,
+	v1alpha1.AdoptTemplateAnnotation, v1alpha1.AdoptPausedAnnotation}
+
+// finish gives the DC, now that revision 1 owns the pods, the Deployment's template that
+// they did not run (revision 2) and its paused, and removes the hand-over's annotations:
+// the DC is then like any other.
+func (a *Adopter) finish(ctx context.Context, name string) error {
+	dcs := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := dcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading deploymentconfig/%s to finish the adoption: %w", name, err)
+		}
+		if pending := live.Annotations[v1alpha1.AdoptTemplateAnnotation]; pending != "" {
+			if err := json.Unmarshal([]byte(pending), &live.Spec.Template); err != nil {
+				return fmt.Errorf("reading annotation %s of deploymentconfig/%s: %w", v1alpha1.AdoptTemplateAnnotation, name, err)
+			}
+		}
+		paused := live.Annotations[v1alpha1.AdoptPausedAnnotation] == "true"
+		live.Spec.Paused = live.Spec.Paused || paused
+		for _, k := range adoptAnnotations {
+			delete(live.Annotations, k)
+		}
+		if _, err := dcs.Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("finishing the adoption of deploymentconfig/%s: %w", name, err)
+		}
+		if paused {
+			a.Progress("paused deploymentconfig/%s, as the Deployment was", name)
+		}
+		return nil
+	})
 }
 
 // handOver orphans the Deployment and its ReplicaSets, relabels the pods and marks the
 // DeploymentConfig Ready.
 func (a *Adopter) handOver(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
-	orphan := metav1.DeletePropagationOrphan
-	deployments := a.Kube.AppsV1().Deployments(a.Namespace)
-	if err := deployments.Delete(ctx, dc.Name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err == nil {
-		a.Progress("deleted deployment/%s, leaving its ReplicaSets and pods running", dc.Name)
-	} else if !apierrors.IsNotFound(err) {
+	dc, err := a.orphanDeployment(ctx, dc)
+	if err != nil {
 		return err
 	}
+	orphan := metav1.DeletePropagationOrphan
+	deployments := a.Kube.AppsV1().Deployments(a.Namespace)
 	if err := a.waitFor(ctx, "deployment/"+dc.Name+" to be gone", func(ctx context.Context) (bool, error) {
 		_, err := deployments.Get(ctx, dc.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), ignoreNotFound(err)
@@ -73,7 +108,7 @@ func (a *Adopter) handOver(ctx context.Context, dc *v1alpha1.DeploymentConfig) e
 	if err := a.deleteHistory(ctx, dc); err != nil {
 		return err
 	}
-	if err := a.relabel(ctx, dc, strings.TrimPrefix(rsName, dc.Name+"-")); err != nil {
+	if err := a.relabel(ctx, dc); err != nil {
 		return err
 	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -115,10 +150,10 @@ func (a *Adopter) deleteHistory(ctx context.Context, dc *v1alpha1.DeploymentConf
 	return nil
 }
 
-// relabel gives the pods of the Deployment's ReplicaSet (pod-template-hash) the labels of
-// revision 1, and waits until none has a controller any more.
-func (a *Adopter) relabel(ctx context.Context, dc *v1alpha1.DeploymentConfig, hash string) error {
-	sel, err := podsOf(dc, hash)
+// relabel gives the pods of the Deployment's ReplicaSet (its selector, whatever its name)
+// the labels of revision 1, and waits until none has a controller any more.
+func (a *Adopter) relabel(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
+	sel, err := podsOf(dc)
 	if err != nil {
 		return err
 	}
