@@ -69,6 +69,7 @@ type ExecHook struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0].trim() != ''",message="the first element is the program to run and must not be empty: set command to the program and its arguments, such as [/bin/sh, -c, ./migrate]",reason=FieldValueInvalid
 	// +required
 	Command []string `json:"command"`
 
@@ -123,6 +124,7 @@ type RetryBackoff struct {
 type ExecNewPodHook struct {
 	// Command is the hook pod's command. Required.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0].trim() != ''",message="the first element is the program to run and must not be empty: set command to the program and its arguments, such as [/bin/sh, -c, ./migrate]",reason=FieldValueInvalid
 	// +required
 	Command []string `json:"command"`
 
