@@ -89,7 +89,10 @@ type DeploymentConfigSpec struct {
 	// Template is the pod template of the application. Admission refuses what the
 	// revision's ReplicaSet would refuse later: a restartPolicy other than Always, an
 	// activeDeadlineSeconds, no containers, a container without an image or with a name
-	// that is not a DNS label, and invalid label keys or values.
+	// that is not a DNS label, invalid label keys or values, and a value outside
+	// Kubernetes' own for imagePullPolicy, a port's protocol and the other enumerated
+	// fields (enums added by crdpatch). It also refuses more than 128 KiB of env values,
+	// commands, args and annotations, which no revision's snapshot annotation could hold.
 	// +kubebuilder:validation:XValidation:rule="self.?spec.?restartPolicy.orValue('Always') == 'Always'",message="must be Always or left out: each revision is a ReplicaSet, whose pods always restart; run one-off work in a lifecycle hook",fieldPath=".spec.restartPolicy",reason=FieldValueInvalid
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.activeDeadlineSeconds)",message="is not allowed in the template of a ReplicaSet: remove it; spec.strategy.activeDeadlineSeconds bounds the rollout",fieldPath=".spec.activeDeadlineSeconds",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="has(self.spec) && size(self.spec.containers) > 0",message="must hold at least one container",fieldPath=".spec.containers",reason=FieldValueRequired

@@ -149,8 +149,9 @@ type RecreateDeploymentStrategyParams struct {
 	Post *LifecycleHook `json:"post,omitempty"`
 
 	// Failed runs once when the revision ends Failed, before the previous revision is
-	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
-	// revisions' pods.
+	// scaled back up (docs/hooks.md, "The failure hook"). It must be an execNewPod hook:
+	// the old pods are stopped before the new ones start, so an exec hook would mostly
+	// find none. Not allowed with a Custom strategy, which does not run it.
 	// +optional
 	Failed *LifecycleHook `json:"failed,omitempty"`
 
@@ -226,7 +227,7 @@ type RollingDeploymentStrategyParams struct {
 
 	// Failed runs once when the revision ends Failed, before the previous revision is
 	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
-	// revision's pods.
+	// revision's pods. Not allowed with a Custom strategy, which does not run it.
 	// +optional
 	Failed *LifecycleHook `json:"failed,omitempty"`
 
@@ -249,10 +250,12 @@ type RollingStep struct {
 	// +optional
 	Name string `json:"name,omitempty"`
 
-	// SetReplicas is the new revision's replicas at the end of the step: a count, or a
-	// percentage of spec.replicas rounded up. A percentage below 100% always leaves the
-	// old revision at least one replica. The old revision goes down as far as maxSurge and
-	// maxUnavailable allow, never below spec.replicas minus this count.
+	// SetReplicas is the new revision's replicas at the end of the step: a count (at most
+	// spec.replicas: a larger one counts as spec.replicas), or a percentage of
+	// spec.replicas rounded up. A percentage below 100% always leaves the old revision at
+	// least one replica. The old revision goes down as far as maxSurge and maxUnavailable
+	// allow, never below spec.replicas minus this count. A later setReplicas step must not
+	// be lower than an earlier one.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="setReplicas must be a count of 0 or more or a percentage from 0% to 100%, such as 3 or 20%"
 	// +optional
