@@ -65,15 +65,17 @@ type ExecHook struct {
 	// +required
 	ContainerName string `json:"containerName"`
 
-	// Command is the program and its arguments; not run in a shell.
+	// Command is the program and its arguments; not run in a shell. The program (the
+	// first element) must not be empty.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0].trim() != ''",message="the first element is the program to run and must not be empty: set command to the program and its arguments, such as [/bin/sh, -c, ./migrate]",reason=FieldValueInvalid
 	// +required
 	Command []string `json:"command"`
 
 	// Pods is Old, New or All. Left out, it depends on where the hook is: Old in pre and
-	// failed hooks, New in post and step hooks.
+	// failed hooks (a failed exec hook is Rolling only), New in post and step hooks.
 	// +optional
 	Pods ExecHookPods `json:"pods,omitempty"`
 
@@ -121,8 +123,10 @@ type RetryBackoff struct {
 // ExecNewPodHook runs a command in a new pod that takes its image, environment, working
 // directory, resources, security context and the listed volumes from a template container.
 type ExecNewPodHook struct {
-	// Command is the hook pod's command. Required.
+	// Command is the hook pod's command. Required; its first element (the program) must
+	// not be empty.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0].trim() != ''",message="the first element is the program to run and must not be empty: set command to the program and its arguments, such as [/bin/sh, -c, ./migrate]",reason=FieldValueInvalid
 	// +required
 	Command []string `json:"command"`
 

@@ -39,6 +39,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(self.type == 'Rolling' && self.?recreateParams.?mid.hasValue())",message="the Rolling strategy has no mid hook; move the hook to rollingParams.pre or rollingParams.post, or use type Recreate",fieldPath=".recreateParams.mid",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="self.type != 'Rolling' || !has(self.recreateParams)",message="is not allowed when type is Rolling: use rollingParams",fieldPath=".recreateParams",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="self.type != 'Recreate' || !has(self.rollingParams)",message="is not allowed when type is Recreate: use recreateParams",fieldPath=".rollingParams",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || !self.?recreateParams.?failed.hasValue()",message="a Custom strategy does not run a failed hook: remove it, and undo a failed rollout in your own deployer image, or use type Recreate or Rolling",fieldPath=".recreateParams.failed",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || !self.?rollingParams.?failed.hasValue()",message="a Custom strategy does not run a failed hook: remove it, and undo a failed rollout in your own deployer image, or use type Recreate or Rolling",fieldPath=".rollingParams.failed",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds > (self.type == 'Recreate' ? self.?recreateParams.?timeoutSeconds.orValue(600) : self.type == 'Rolling' ? self.?rollingParams.?timeoutSeconds.orValue(600) : 0)",message="must be greater than the strategy's timeoutSeconds (default 600)",fieldPath=".activeDeadlineSeconds",reason=FieldValueInvalid
 type DeploymentStrategy struct {
 	// Type is Recreate, Rolling or Custom. Default Rolling.
@@ -124,7 +126,7 @@ type CustomDeploymentStrategyParams struct {
 // +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!self.?mid.?exec.hasValue()",message="an exec hook cannot run at mid: the old pods are gone and the new ones not started; use execNewPod, or an exec hook at pre or post",fieldPath=".mid.exec",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.?pods.orValue('New') == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!self.?failed.?exec.hasValue() || self.failed.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a failed hook: it runs before the old revision serves again; use execNewPod to run elsewhere",fieldPath=".failed.exec.pods",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!self.?failed.?exec.hasValue()",message="an exec hook cannot be the failed hook of a Recreate strategy: the old pods are stopped before the new ones start, so when a rollout fails after the pre hook no pod of the old revision is left to run in; use execNewPod, which runs in a pod of its own",fieldPath=".failed.exec",reason=FieldValueForbidden
 type RecreateDeploymentStrategyParams struct {
 	// TimeoutSeconds is how long the deployer waits for the old pods to go and for all new
 	// pods to be available, each time. Default 600.
@@ -147,8 +149,9 @@ type RecreateDeploymentStrategyParams struct {
 	Post *LifecycleHook `json:"post,omitempty"`
 
 	// Failed runs once when the revision ends Failed, before the previous revision is
-	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
-	// revisions' pods.
+	// scaled back up (docs/hooks.md, "The failure hook"). It must be an execNewPod hook:
+	// the old pods are stopped before the new ones start, so an exec hook would mostly
+	// find none. Not allowed with a Custom strategy, which does not run it.
 	// +optional
 	Failed *LifecycleHook `json:"failed,omitempty"`
 
@@ -224,7 +227,7 @@ type RollingDeploymentStrategyParams struct {
 
 	// Failed runs once when the revision ends Failed, before the previous revision is
 	// scaled back up (docs/hooks.md, "The failure hook"). An exec hook runs in the old
-	// revision's pods.
+	// revision's pods. Not allowed with a Custom strategy, which does not run it.
 	// +optional
 	Failed *LifecycleHook `json:"failed,omitempty"`
 
@@ -247,10 +250,12 @@ type RollingStep struct {
 	// +optional
 	Name string `json:"name,omitempty"`
 
-	// SetReplicas is the new revision's replicas at the end of the step: a count, or a
-	// percentage of spec.replicas rounded up. A percentage below 100% always leaves the
-	// old revision at least one replica. The old revision goes down as far as maxSurge and
-	// maxUnavailable allow, never below spec.replicas minus this count.
+	// SetReplicas is the new revision's replicas at the end of the step: a count (at most
+	// spec.replicas: a larger one counts as spec.replicas), or a percentage of
+	// spec.replicas rounded up. A percentage below 100% always leaves the old revision at
+	// least one replica. The old revision goes down as far as maxSurge and maxUnavailable
+	// allow, never below spec.replicas minus this count. A later setReplicas step must not
+	// be lower than an earlier one.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="setReplicas must be a count of 0 or more or a percentage from 0% to 100%, such as 3 or 20%"
 	// +optional

@@ -31,7 +31,8 @@ type DeploymentTriggerImageChangeParams struct {
 	// +optional
 	Automatic bool `json:"automatic,omitempty"`
 
-	// ContainerNames are the template containers whose image follows the tag.
+	// ContainerNames are the template containers whose image follows the tag. A container
+	// follows at most one automatic trigger.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=63

@@ -9,7 +9,8 @@
 // real pod template (an environment variable name of 1024 characters).
 //
 // It also restricts a selector expression's operator to the four that Kubernetes accepts,
-// as an enum, so that the apiserver's refusal names the expression.
+// and the pod template's enumerated fields (imagePullPolicy, protocol and the like) to the
+// values Kubernetes accepts, as enums, so that the apiserver's refusal names the field.
 //
 // It also drops the upstream descriptions inside the embedded pod template (kubectl explain
 // pod.spec has them). That keeps the CRD far below the 256 KiB that a client-side
@@ -88,6 +89,7 @@ var dcBounds = []bound{
 	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.env", "maxItems", 64},
 	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.env.[].name", "maxLength", 256},
 	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.volumes", "maxItems", 16},
+	{"spec.strategy.rollingParams.steps.[].hook.execNewPod.command.[]", "maxLength", 65536},
 }
 
 func main() {
@@ -122,7 +124,11 @@ func rewrite(file string) error {
 			return fmt.Errorf("a version has no openAPIV3Schema")
 		}
 		kind, _ := dig(crd, "spec", "names", "kind").(string)
-		for _, b := range boundsOf[kind] {
+		bounds := boundsOf[kind]
+		if kind == "DeploymentConfig" {
+			bounds = append(append([]bound{}, bounds...), templateBounds()...)
+		}
+		for _, b := range bounds {
 			node, err := walk(schema, b.path)
 			if err != nil {
 				return fmt.Errorf("bound %s %s: %w", b.path, b.key, err)
