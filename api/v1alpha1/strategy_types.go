@@ -126,7 +126,6 @@ type CustomDeploymentStrategyParams struct {
 // +kubebuilder:validation:XValidation:rule="!self.?pre.?exec.hasValue() || self.pre.exec.?pods.orValue('Old') == 'Old'",message="must be Old in a pre hook: the new revision has no pods yet",fieldPath=".pre.exec.pods",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!self.?mid.?exec.hasValue()",message="an exec hook cannot run at mid: the old pods are gone and the new ones not started; use execNewPod, or an exec hook at pre or post",fieldPath=".mid.exec",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!self.?post.?exec.hasValue() || self.post.exec.?pods.orValue('New') == 'New'",message="must be New in a post hook: the old revisions' pods are gone by then",fieldPath=".post.exec.pods",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!self.?failed.?exec.hasValue()",message="an exec hook cannot be the failed hook of a Recreate strategy: the old pods are stopped before the new ones start, so when a rollout fails after the pre hook no pod of the old revision is left to run in; use execNewPod, which runs in a pod of its own",fieldPath=".failed.exec",reason=FieldValueForbidden
 type RecreateDeploymentStrategyParams struct {
 	// TimeoutSeconds is how long the deployer waits for the old pods to go and for all new
 	// pods to be available, each time. Default 600.
