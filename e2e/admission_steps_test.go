@@ -72,10 +72,16 @@ func TestAdmissionScaleIgnoresSteps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := dcs.Create(ctx, c.dc, metav1.CreateOptions{})
 			require.NoError(t, err)
-			scale, err := dcs.GetScale(ctx, c.dc.Name, metav1.GetOptions{})
-			require.NoError(t, err)
-			scale.Spec.Replicas = c.scaledTo
-			_, err = dcs.UpdateScale(ctx, c.dc.Name, scale, metav1.UpdateOptions{})
+			// Again on a conflict with the controller's status writes, as kubectl scale does.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				scale, err := dcs.GetScale(ctx, c.dc.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				scale.Spec.Replicas = c.scaledTo
+				_, err = dcs.UpdateScale(ctx, c.dc.Name, scale, metav1.UpdateOptions{})
+				return err
+			})
 			assert.NoError(t, err, "kubectl scale --replicas=%d", c.scaledTo)
 
 			// The same through the main resource, as kubectl edit or apply would send it.
