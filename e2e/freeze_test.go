@@ -37,6 +37,8 @@ func TestFreezeKeepsBothRevisionsUntilUndo(t *testing.T) {
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr.To[int64](10)}
 	s := env.Given(t).DeploymentConfig(dc)
 	s.When().Created().Then().RevisionPhase(1, complete).ReadyPods(4)
+	ready := env.WatchReady(t, s.NS, "web")
+	changed := time.Now()
 
 	// When revision 2's pods never become ready, its deployer times out with some of them
 	// running (maxSurge 25%) and revision 1 scaled down by maxUnavailable
@@ -71,4 +73,8 @@ func TestFreezeKeepsBothRevisionsUntilUndo(t *testing.T) {
 	pluginOK(t, s.NS, "rollout", "undo", "dc/web")
 	s.Then().RevisionPhase(3, complete).RevisionReplicas(3, 4).RevisionReplicas(2, 0).RevisionReplicas(1, 0).ReadyPods(4).
 		DeploymentConfig("not frozen", func(dc *stagehandv1.DeploymentConfig) bool { return dc.Status.Frozen == "" })
+
+	// From the change through the Freeze and the undo, 3 pods (desired − maxUnavailable) were
+	// ready at every moment (DESIGN.md §4 invariant 10)
+	floorHeld(t, ready, changed, time.Now(), 3)
 }
