@@ -174,3 +174,66 @@ func TestAdoptRerunRechecksADeploymentThatRolledOn(t *testing.T) {
 	webPodsOwnedBy(t, ns, "web-1", uids)
 	assert.NotContains(t, getDC(t, ns).Annotations, stagehandv1.AdoptAnnotation, "the adoption is finished")
 }
+
+// A Deployment whose controller has not caught up (observedGeneration < generation: here
+// kube-controller-manager is stopped for 25 s) is adopted like a paused one: revision 1 is
+// the template its pods run, and the new template becomes revision 2, rolled out once the
+// pods are handed over (the DC is not paused).
+func TestAdoptDeploymentItsControllerHasNotCaughtUp(t *testing.T) {
+	requireController(t)
+	if env.Cluster() == nil {
+		t.Skip("stops kube-controller-manager, which only the local cluster lets a test do")
+	}
+	ns := env.Namespace(t)
+	d := webDeployment(2)
+	setVersion(d, "1")
+	uids := givenRunningDeployment(t, ns, d)
+	restarted := make(chan error, 1)
+	go func() {
+		restarted <- env.Cluster().RestartComponent(context.Background(), "kube-controller-manager", 25*time.Second)
+	}()
+	t.Cleanup(func() { require.NoError(t, <-restarted, "restarting kube-controller-manager") })
+	waitDeploymentControllerDown(t, ns)
+
+	updateDeployment(t, ns, func(d *appsv1.Deployment) { setVersion(d, "2") })
+	live, err := env.Kube.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Less(t, live.Status.ObservedGeneration, live.Generation, "the Deployment controller has not seen the change")
+
+	out := pluginOK(t, ns, "adopt", "deployment/web", "--timeout=120s")
+
+	assert.Contains(t, out.Stderr, "revision 1 is what they run")
+	rs, err := env.Kube.AppsV1().ReplicaSets(ns).Get(context.Background(), "web-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "1", envOf(rs.Spec.Template.Spec.Containers[0], "VERSION"), "revision 1 records the template its pods run")
+	assert.False(t, getDC(t, ns).Spec.Paused)
+	waitReadyWeb(t, ns, 2, "2")
+	assert.Equal(t, int64(2), getDC(t, ns).Status.LatestVersion, "the template the pods did not run is revision 2")
+	assert.NotContains(t, uids, waitReadyWeb(t, ns, 2, "2")[0], "revision 2's pods are new ones")
+}
+
+// waitDeploymentControllerDown waits until a probe Deployment's spec change stays unseen
+// (observedGeneration < generation) for 2 s: the Deployment controller is not running.
+func waitDeploymentControllerDown(t *testing.T, ns string) {
+	t.Helper()
+	probes := env.Kube.AppsV1().Deployments(ns)
+	probe := webDeployment(0)
+	probe.Name = "probe"
+	probe.Spec.Selector.MatchLabels = map[string]string{"app": "probe"}
+	probe.Spec.Template.Labels = map[string]string{"app": "probe"}
+	_, err := probes.Create(context.Background(), probe, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		p, err := probes.Get(context.Background(), "probe", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		p.Spec.MinReadySeconds++
+		if p, err = probes.Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+			return false
+		}
+		time.Sleep(2 * time.Second)
+		seen, err := probes.Get(context.Background(), "probe", metav1.GetOptions{})
+		return err == nil && seen.Status.ObservedGeneration < p.Generation
+	}, 20*time.Second, 100*time.Millisecond, "kube-controller-manager never stopped")
+}
