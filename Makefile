@@ -13,9 +13,12 @@ COMMANDS := stagehand-controller stagehand-deployer kubectl-stagehand
 TEST_COMMANDS := stagehand-localcluster stagehand-testapp stagehand-example-strategy
 GO_TEST_FLAGS ?= -count=1 -timeout=40m
 # The Go modules besides the product's at the root: the e2e suite and its integration tests
-# import the product; the local cluster imports nothing of it.
+# import the product; the local cluster and the image builder import nothing of it.
 E2E_MODULE          := e2e
 LOCALCLUSTER_MODULE := e2e/localcluster
+# Build-only: the image builder of make oci-images and its check against the Dockerfiles.
+IMAGES_MODULE       := hack/images
+IMAGE_TAG           ?= dev
 
 .PHONY: help
 help: ## Show this help.
@@ -58,12 +61,14 @@ test: build controlplane registry tools ## Run every test: unit tests, and the i
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
+	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: unit
-unit: ## Run only the tests that need no cluster, in the three modules (without the e2e tag: no control plane starts).
+unit: ## Run only the tests that need no cluster, in the four modules (without the e2e tag: no control plane starts).
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) ./...
+	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: chaos
 chaos: build controlplane registry ## Run the chaos suite at full size: 100 rollouts on 20 DCs while the leader is killed, nodes stop and are lost, the apiserver and etcd restart (STAGEHAND_SEED=N replays a run; report in bin/chaos/).
@@ -85,6 +90,12 @@ cluster-down: ## Stop the local cluster and every process it started.
 images: ## Build the container images with docker (needs a Docker engine).
 	hack/images.sh
 
+.PHONY: oci-images
+oci-images: build ## Build the images without Docker into the OCI layout bin/oci-images (installs busybox-static with apt-get); STAGEHAND_REGISTRY=host:port also pushes them there over plain HTTP.
+	hack/install-busybox.sh
+	cd $(IMAGES_MODULE) && go build -o $(BIN)/tools/oci-images ./cmd/oci-images
+	$(BIN)/tools/oci-images -bin $(BIN) -out $(BIN)/oci-images -tag $(IMAGE_TAG)
+
 .PHONY: e2e-kind
 e2e-kind: ## Run the e2e suite on a kind cluster (needs Docker and kind).
 	hack/e2e-kind.sh
@@ -102,3 +113,4 @@ bench-quick: build controlplane ## A quick benchmark (10 replicas, Rolling, minR
 .PHONY: clean
 clean: cluster-down ## Remove built binaries (keeps the cached control plane in bin/k8s-v*).
 	rm -f $(addprefix $(BIN)/,$(COMMANDS) $(TEST_COMMANDS) stagehand-bench)
+	rm -rf $(BIN)/oci-images

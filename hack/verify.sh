@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fails when generated code is out of date with api/, when gofmt, go vet or golangci-lint
 # (pinned in hack/tools/lint) find anything, or when a go.mod or go.sum is not tidy. The
-# checks cover the three Go modules: the product (the root), the e2e suite (e2e/) and the
-# local cluster (e2e/localcluster).
+# checks cover the four Go modules: the product (the root), the e2e suite (e2e/), the
+# local cluster (e2e/localcluster) and the image builder (hack/images).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 fail=0
-modules=(. e2e e2e/localcluster)
+modules=(. e2e e2e/localcluster hack/images)
 
 echo "verify: generated code"
 snapshot=$(mktemp -d)
