@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-	"github.com/moby/buildkit/frontend/dockerfile/shell"
+
+	"github.com/stagehand-dev/stagehand/hack/images/shellscript"
 )
 
 // run reads a RUN of the final stage: a shell script, in shell form or as an exec form
-// [<shell>, "-c", <script>], whose commands are mkdir and ln -s joined by && or ;. It
+// [<shell>, "-c", <script>], whose commands are mkdir and ln -s. It
 // records the folders and links they make and refuses every other command.
 func (fs *FinalStage) run(c *instructions.RunCommand) error {
 	if len(c.FlagsUsed) > 0 {
@@ -25,39 +26,19 @@ func (fs *FinalStage) run(c *instructions.RunCommand) error {
 	default:
 		return fmt.Errorf("RUN %q is neither a shell script nor [sh, -c, script]", c.CmdLine)
 	}
-	words, err := shell.NewLex('\\').ProcessWords(script, shell.EnvsFromSlice(nil))
+	cmds, err := shellscript.Commands(script)
 	if err != nil {
-		return fmt.Errorf("splitting the RUN script into words: %w", err)
+		return err
 	}
-	for _, cmd := range splitCommands(words) {
-		if err := fs.command(cmd); err != nil {
+	for _, cmd := range cmds {
+		if len(cmd.Assigns) > 0 || len(cmd.Args) == 0 {
+			return fmt.Errorf("RUN %q: variable assignments are not understood", script)
+		}
+		if err := fs.command(cmd.Args); err != nil {
 			return fmt.Errorf("RUN %q: %w", script, err)
 		}
 	}
 	return nil
-}
-
-// splitCommands cuts the words of a script at && and ; (also a ; that ends a word).
-func splitCommands(words []string) [][]string {
-	var out [][]string
-	var cur []string
-	for _, w := range words {
-		if len(w) > 1 && strings.HasSuffix(w, ";") {
-			cur, w = append(cur, strings.TrimSuffix(w, ";")), ";"
-		}
-		if w == "&&" || w == ";" {
-			if len(cur) > 0 {
-				out = append(out, cur)
-			}
-			cur = nil
-			continue
-		}
-		cur = append(cur, w)
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
 }
 
 func (fs *FinalStage) command(cmd []string) error {
