@@ -4,7 +4,7 @@
 # that `go list -deps` names for the binary, and go.mod and go.sum. A file counts when a
 # COPY puts it where the build expects it and .dockerignore does not leave it out. No
 # machine here runs Docker, so this is what catches a moved or new package before
-# `make images` does. See docs/images.md; the checker is hack/verifydockerfiles.
+# `make images` does. See docs/images.md; the checker is hack/images/verifydockerfiles.
 #
 #   hack/verify-dockerfiles.sh [-dockerfiles DIR] [-list] [DOCKERFILE...]
 #
@@ -17,5 +17,5 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bin=$root/bin/tools/verify-dockerfiles
 mkdir -p "$root/bin/tools"
-go build -o "$bin" ./hack/verifydockerfiles
+(cd hack/images && go build -o "$bin" ./verifydockerfiles)
 exec "$bin" -root "$root" "$@"

@@ -8,6 +8,7 @@ go 1.26.8
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/moby/buildkit v0.34.2
+	github.com/moby/patternmatcher v0.6.1
 	github.com/stretchr/testify v1.12.1
 	mvdan.cc/sh/v3 v3.14.1
 )

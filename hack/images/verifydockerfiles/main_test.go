@@ -40,10 +40,12 @@ func TestIgnore(t *testing.T) {
 	}
 }
 
-func TestIgnoreUnsupported(t *testing.T) {
-	for _, pat := range []string{`foo\*`, "a**b/c", "**.go", "[z-a", "..", "../x"} {
-		if _, err := parseIgnore([]byte(pat+"\n"), ".dockerignore"); err == nil || !strings.Contains(err.Error(), "unsupported .dockerignore pattern") {
-			t.Errorf("parseIgnore(%q): err = %v, want an unsupported-pattern error", pat, err)
+// TestIgnoreBadPattern: a pattern that moby/patternmatcher refuses stops the check (exit 2
+// from run), naming the file.
+func TestIgnoreBadPattern(t *testing.T) {
+	for _, pat := range []string{"[z-a", "a[", `x\`} {
+		if _, err := parseIgnore([]byte("ok\n"+pat+"\n"), ".dockerignore"); err == nil || !strings.Contains(err.Error(), ".dockerignore") {
+			t.Errorf("parseIgnore(%q): err = %v, want an error naming the file", pat, err)
 		}
 	}
 }
@@ -58,20 +60,11 @@ func TestParseDockerfileUnsupported(t *testing.T) {
 		"FROM golang\nRUN --mount=type=bind,target=/src cd /src && go build ./x\n",
 	} {
 		writeTree(t, root, map[string]string{"Dockerfile": df})
-		if _, err := parseDockerfile(filepath.Join(root, "Dockerfile"), "Dockerfile", root); err == nil || !strings.Contains(err.Error(), "not") {
+		_, err := parseDockerfile(filepath.Join(root, "Dockerfile"), "Dockerfile", root)
+		t.Logf("%q: %v", df, err)
+		if err == nil || !strings.Contains(err.Error(), "not") {
 			t.Errorf("parseDockerfile(%q): err = %v, want a loud refusal", df, err)
 		}
-	}
-}
-
-func TestShellWords(t *testing.T) {
-	got, err := shellWords(`CGO_ENABLED=0 go build -ldflags "-s -w -X a.b=${V}" -o '/out/x y' ./cmd/x&&echo a\ b;true`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"CGO_ENABLED=0", "go", "build", "-ldflags", "-s -w -X a.b=${V}", "-o", "/out/x y", "./cmd/x", "&&", "echo", "a b", ";", "true"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("shellWords = %q, want %q", got, want)
 	}
 }
 
