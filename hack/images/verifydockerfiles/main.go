@@ -15,7 +15,7 @@
 // Exit status: 0 all good, 1 a Dockerfile misses something, 2 the check could not run
 // (a Dockerfile or .dockerignore it cannot parse, or go list failed).
 //
-// This program is part of the root module but imports nothing from the product.
+// This program is part of the build-only module hack/images and imports nothing from the product.
 package main
 
 import (
