@@ -96,7 +96,8 @@ func ReadBinaries(dir string) (map[string][]byte, error) {
 
 const usr = "65532:65532"
 
-// Images returns the four images of docs/images.md and the shell image for hook pods.
+// Images returns the four images of docs/images.md, the shell image for hook pods and the
+// pause image for the real node.
 func Images(in Inputs) ([]Image, error) {
 	for _, n := range BinaryNames {
 		if len(in.Binaries[n]) == 0 {
@@ -141,5 +142,12 @@ func Images(in Inputs) ([]Image, error) {
 		Repository: "stagehand/shell",
 		Base:       BusyboxImage(in.CACerts, in.Busybox), Layer: Tree{},
 		User: usr,
+	}, {
+		// The sandbox ("pause") image of the local cluster's real node (containerd's
+		// sandbox_image): a process that sleeps until it is killed. It runs as root, the
+		// base's user, which also makes it the image a runAsNonRoot test expects refused.
+		Repository: "stagehand/pause",
+		Base:       BusyboxImage(in.CACerts, in.Busybox), Layer: Tree{},
+		Entrypoint: []string{"/bin/sleep", "2147483647"},
 	}}, nil
 }

@@ -156,6 +156,19 @@ func TestShellImage(t *testing.T) {
 	assert.Equal(t, byte(tar.TypeReg), all["/etc/passwd"].typ)
 }
 
+// TestPauseImage checks the real node's sandbox image: root, and an entrypoint that sleeps
+// through busybox.
+func TestPauseImage(t *testing.T) {
+	img := build(t, testImages(t)["stagehand/pause"])
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Empty(t, cf.Config.User)
+	assert.Equal(t, []string{"/bin/sleep", "2147483647"}, cf.Config.Entrypoint)
+	assert.Empty(t, cf.Config.Cmd)
+	all, _ := imageFiles(t, img)
+	assert.Equal(t, "/busybox/busybox", resolve(all, "/bin/sleep"))
+}
+
 // TestBuildIsReproducible builds every image twice: the same inputs give the same digest.
 func TestBuildIsReproducible(t *testing.T) {
 	for _, spec := range testImages(t) {
