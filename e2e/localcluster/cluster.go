@@ -60,6 +60,14 @@ type Options struct {
 	// `stagehand-localcluster up` needs. The node agent then runs as
 	// `<this executable> agent --dir <Dir>`, so only that command can detach.
 	Detach bool
+	// RealNode also starts a real node after the node agent's: containerd, runc and the
+	// kubelet, Node RealNodeName, tainted RealNodeTaintKey (see docs/localcluster.md). It
+	// needs root, Registry, hack/install-node.sh and hack/build-kubelet.sh.
+	RealNode bool
+	// KubeletPath is the real node's kubelet. Default: DefaultKubeletPath(<repo>).
+	KubeletPath string
+	// PauseImage is the real node's sandbox image in the registry. Default: DefaultPauseImage.
+	PauseImage string
 	// Log receives progress lines. Default: the standard logrus logger.
 	Log *logrus.Entry
 }
@@ -119,7 +127,10 @@ func withDefaults(opts Options) (Options, error) {
 	if opts.Nodes <= 0 {
 		opts.Nodes = 1
 	}
-	if opts.Dir == "" || opts.BinDir == "" || opts.ImageMap == "" {
+	if opts.PauseImage == "" {
+		opts.PauseImage = DefaultPauseImage
+	}
+	if opts.Dir == "" || opts.BinDir == "" || opts.ImageMap == "" || (opts.RealNode && opts.KubeletPath == "") {
 		root, err := FindRepoRoot()
 		if err != nil {
 			return opts, err
@@ -132,6 +143,9 @@ func withDefaults(opts Options) (Options, error) {
 		}
 		if opts.ImageMap == "" {
 			opts.ImageMap = DefaultImageMap(root)
+		}
+		if opts.KubeletPath == "" {
+			opts.KubeletPath = DefaultKubeletPath(root)
 		}
 	}
 	dir, err := filepath.Abs(opts.Dir)
@@ -152,6 +166,11 @@ func (c *Cluster) prepare() error {
 	}
 	if c.opts.Registry {
 		if why := RegistryMissing(); why != "" {
+			return errors.New(why)
+		}
+	}
+	if c.opts.RealNode {
+		if why := realNodeMissing(c.opts.KubeletPath); why != "" {
 			return errors.New(why)
 		}
 	}
@@ -273,7 +292,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := writeFileAtomic(c.layout.env(), []byte(EnvLines(c.layout.dir)), 0o644); err != nil {
 		return err
 	}
-	return c.startAgent(ctx)
+	if err := c.startAgent(ctx); err != nil || !c.opts.RealNode {
+		return err
+	}
+	return c.startRealNode(ctx, &pp)
 }
 
 // launchComponent starts the controller manager or the scheduler and waits for its /healthz.
@@ -338,6 +360,7 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, procs[i].stop())
 		}
 		killPodProcesses(c.layout.dir) // what the agent's pods started in turn
+		cleanupRealNode(c.layout.dir, c.log)
 		c.stopErr = errors.Join(errs...)
 		if c.stopErr == nil {
 			c.log.Info("Local cluster stopped")

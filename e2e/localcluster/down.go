@@ -10,12 +10,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
-// stopOrder is the order Down stops components in: the agent first, so it can stop its pods
+// stopOrder is the order Down stops components in: the real node's kubelet and containerd
+// first (their containers, mounts and bridge go afterwards), then the agent, so it can stop its pods
 // while the control plane still runs; then the registry, if any, which nothing else needs;
 // etcd last.
-var stopOrder = []string{agentName, registryProxyName, registryName, schedulerName, controllerManagerName,
+var stopOrder = []string{kubeletName, containerdName, agentName, registryProxyName, registryName, schedulerName, controllerManagerName,
 	apiserverName, etcdName}
 
 // isRegistryComponent tells the registry's processes, which only some clusters run, from
@@ -56,6 +59,7 @@ func Down(dir string) error {
 		}
 	}
 	killPodProcesses(dir)
+	cleanupRealNode(dir, logrus.WithField("component", "localcluster"))
 	if len(errs) == 0 {
 		removeRegistryInfo(l)
 	}

@@ -49,6 +49,8 @@ type state struct {
 	Detached     bool   `json:"detached"`
 	// Registry is the registry's address when the cluster runs one.
 	Registry string `json:"registry,omitempty"`
+	// RealNode is the real node's Node name, when one runs.
+	RealNode string `json:"realNode,omitempty"`
 }
 
 // ports are the loopback ports in use, all picked free at start.

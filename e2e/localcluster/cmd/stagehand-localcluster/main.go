@@ -103,6 +103,8 @@ func up(ctx context.Context, args []string) error {
 	binDir := fs.String("bin-dir", "", "folder with etcd and the Kubernetes binaries (default <repo>/bin/k8s-"+localcluster.KubernetesVersion+")")
 	registry := fs.Bool("registry", false, "also start a container registry on loopback (needs docker-registry: hack/install-registry.sh)")
 	apf := fs.Bool("apf", false, "run the apiserver with API Priority and Fairness on, as real clusters do")
+	kubelet := fs.Bool("kubelet", false, "also start a real node: containerd, runc and the kubelet, Node "+
+		localcluster.RealNodeName+" (needs root and --registry: hack/install-node.sh, hack/build-kubelet.sh)")
 	_ = fs.Parse(args)
 	dir, err := dirOf()
 	if err != nil {
@@ -115,7 +117,7 @@ func up(ctx context.Context, args []string) error {
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: dir, BinDir: *binDir, Nodes: *nodes, ImageMap: *imageMap, Registry: *registry, Detach: true,
-		PriorityAndFairness: *apf, Log: logrus.NewEntry(logrus.StandardLogger()),
+		PriorityAndFairness: *apf, RealNode: *kubelet, Log: logrus.NewEntry(logrus.StandardLogger()),
 	})
 	if errors.Is(err, localcluster.ErrAlreadyRunning) {
 		if statusErr := localcluster.Status(ctx, dir); statusErr != nil {
