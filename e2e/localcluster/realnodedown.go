@@ -67,9 +67,15 @@ func cleanupRealNode(clusterDir string, log *logrus.Entry) {
 	if _, err := os.Stat(n.dir); err != nil {
 		return
 	}
-	killed := 0
+	pids := map[int]bool{} // a process is in one cgroup of each hierarchy
 	for _, h := range cgroupHierarchies() {
-		killed += killCgroupProcesses(filepath.Join(h, n.cgroup))
+		cgroupProcesses(filepath.Join(h, n.cgroup), pids)
+	}
+	killed := 0
+	for pid := range pids {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed++
+		}
 	}
 	killed += killProcessesWith("-address " + n.socket())
 	if killed > 0 {
@@ -93,9 +99,8 @@ func cleanupRealNode(clusterDir string, log *logrus.Entry) {
 	}
 }
 
-// killCgroupProcesses SIGKILLs every process in the cgroup dir and below it.
-func killCgroupProcesses(dir string) int {
-	killed := 0
+// cgroupProcesses adds the processes in the cgroup dir and below it to pids.
+func cgroupProcesses(dir string, pids map[int]bool) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
 			return nil
@@ -105,13 +110,12 @@ func killCgroupProcesses(dir string) int {
 			return nil
 		}
 		for _, f := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid > 1 && syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+				pids[pid] = true
 			}
 		}
 		return nil
 	})
-	return killed
 }
 
 // killProcessesWith SIGKILLs the processes whose command line contains s.
