@@ -63,6 +63,12 @@ test: build controlplane registry tools ## Run every test: unit tests, and the i
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-realnode
+test-realnode: oci-images controlplane registry ## Run the real-node test (opt-in, not in make test): installs containerd, runc and CNI plugins with apt-get (hack/install-node.sh), builds the kubelet, needs root.
+	hack/install-node.sh
+	hack/build-kubelet.sh
+	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode -run 'TestRealNode$$' -v .
+
 .PHONY: unit
 unit: ## Run only the tests that need no cluster, in the four modules (without the e2e tag: no control plane starts).
 	go test $(GO_TEST_FLAGS) ./...
