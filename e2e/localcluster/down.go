@@ -25,6 +25,10 @@ var stopOrder = []string{kubeletName, containerdName, agentName, registryProxyNa
 // those of every cluster.
 func isRegistryComponent(name string) bool { return name == registryName || name == registryProxyName }
 
+// isRealNodeComponent tells the real node's processes, which only clusters started with
+// Options.RealNode run, from the others.
+func isRealNodeComponent(name string) bool { return name == kubeletName || name == containerdName }
+
 // Down stops the cluster recorded in dir's pid files, whoever started it: SIGTERM to each
 // process group, then SIGKILL after a few seconds. A pid file whose process has gone, or
 // whose pid now belongs to another process, is just removed. Down on a folder where nothing

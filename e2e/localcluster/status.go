@@ -18,7 +18,7 @@ func Status(ctx context.Context, dir string) error {
 		return err
 	}
 	for _, name := range stopOrder {
-		if isRegistryComponent(name) && st.Registry == "" {
+		if (isRegistryComponent(name) && st.Registry == "") || (isRealNodeComponent(name) && st.RealNode == "") {
 			continue
 		}
 		pid, alive, err := readPIDFile(l.pidFile(name))
