@@ -14,32 +14,9 @@ if [[ -x $busybox ]]; then
   echo "install-busybox: $busybox is dynamically linked; replacing it with busybox-static"
 fi
 
-sudo=()
-if ((EUID != 0)); then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-busybox: $busybox is missing, and installing busybox-static needs root or sudo" >&2
-    exit 1
-  fi
-  sudo=(sudo)
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-busybox: $busybox is missing and there is no apt-get;" \
-    "put a statically linked busybox there by hand, or name one with BUSYBOX=" >&2
-  exit 1
-fi
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-echo "install-busybox: installing Debian's busybox-static"
-apt() {
-  if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" >>"$log" 2>&1; then
-    cat "$log" >&2
-    echo "install-busybox: apt-get $* failed" >&2
-    exit 1
-  fi
-}
-apt update -q
-apt install -y -q --no-install-recommends busybox-static
+# shellcheck source=lib/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install install-busybox "put a statically linked busybox at $busybox by hand, or name one with BUSYBOX=" busybox-static
 
 [[ -x $busybox ]] || {
   echo "install-busybox: $busybox is still missing after the install" >&2

@@ -15,52 +15,11 @@ if have; then
   exit 0
 fi
 
-sudo=()
-if ((EUID != 0)); then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-node: containerd, runc or the CNI plugins are missing, and installing them needs root or sudo" >&2
-    exit 1
-  fi
-  sudo=(sudo)
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-node: containerd, runc or the CNI plugins are missing and there is no apt-get;" \
-    "install containerd 1.6+, runc and the CNI plugins (in /usr/lib/cni) by hand" >&2
-  exit 1
-fi
-
-# invoke-rc.d consults /usr/sbin/policy-rc.d; exit code 101 means "action forbidden". Keep an
-# existing policy and restore it afterwards.
-policy=/usr/sbin/policy-rc.d
-backup=""
-if [[ -e $policy ]]; then
-  backup=$(mktemp)
-  "${sudo[@]}" cp -p "$policy" "$backup"
-fi
-log=$(mktemp)
-cleanup() {
-  if [[ -n $backup ]]; then
-    "${sudo[@]}" cp -p "$backup" "$policy"
-    "${sudo[@]}" rm -f "$backup"
-  else
-    "${sudo[@]}" rm -f "$policy"
-  fi
-  rm -f "$log"
-}
-trap cleanup EXIT
-printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
-"${sudo[@]}" chmod 0755 "$policy"
-
-echo "install-node: installing Debian's containerd, runc and containernetworking-plugins"
-apt() {
-  if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" >>"$log" 2>&1; then
-    cat "$log" >&2
-    echo "install-node: apt-get $* failed" >&2
-    exit 1
-  fi
-}
-apt update -q
-apt install -y -q --no-install-recommends containerd runc containernetworking-plugins
+# shellcheck source=lib/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install install-node "install containerd 1.6+, runc and the CNI plugins (in /usr/lib/cni) by hand" \
+  containerd runc containernetworking-plugins
+sudo=("${SUDO[@]}")
 
 # Should a service manager have started containerd despite the policy, stop it, and keep it
 # from starting at boot: a system containerd would not disturb ours (it has its own socket),

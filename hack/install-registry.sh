@@ -13,52 +13,10 @@ if command -v docker-registry >/dev/null 2>&1; then
   exit 0
 fi
 
-sudo=()
-if ((EUID != 0)); then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-registry: docker-registry is missing, and installing it needs root or sudo" >&2
-    exit 1
-  fi
-  sudo=(sudo)
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-registry: docker-registry is missing and there is no apt-get;" \
-    "install the Distribution registry (a binary named docker-registry) by hand" >&2
-  exit 1
-fi
-
-# invoke-rc.d consults /usr/sbin/policy-rc.d; exit code 101 means "action forbidden". Keep an
-# existing policy and restore it afterwards.
-policy=/usr/sbin/policy-rc.d
-backup=""
-if [[ -e $policy ]]; then
-  backup=$(mktemp)
-  "${sudo[@]}" cp -p "$policy" "$backup"
-fi
-log=$(mktemp)
-cleanup() {
-  if [[ -n $backup ]]; then
-    "${sudo[@]}" cp -p "$backup" "$policy"
-    "${sudo[@]}" rm -f "$backup"
-  else
-    "${sudo[@]}" rm -f "$policy"
-  fi
-  rm -f "$log"
-}
-trap cleanup EXIT
-printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
-"${sudo[@]}" chmod 0755 "$policy"
-
-echo "install-registry: installing Debian's docker-registry"
-apt() {
-  if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" >>"$log" 2>&1; then
-    cat "$log" >&2
-    echo "install-registry: apt-get $* failed" >&2
-    exit 1
-  fi
-}
-apt update -q
-apt install -y -q --no-install-recommends docker-registry
+# shellcheck source=lib/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install install-registry "install the Distribution registry (a binary named docker-registry) by hand" docker-registry
+sudo=("${SUDO[@]}")
 
 # Belt and braces: should a service manager have started the registry despite the policy,
 # stop it. And keep it from starting at boot, where it would take port 5000.
