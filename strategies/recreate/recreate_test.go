@@ -55,6 +55,7 @@ func failAt(stage string) map[string]error {
 type recreateCase struct {
 	name    string
 	old     *appsv1.ReplicaSet // nil: the first rollout
+	older   *appsv1.ReplicaSet // another older revision that still serves (WithOlder), or nil
 	new     *appsv1.ReplicaSet
 	desired int32
 	// adjust makes the strategy under test out of the built one.
@@ -92,6 +93,19 @@ var recreateCases = []recreateCase{
 			"post hook (run-post): pods web-1 0/0, web-2 3/3",
 		},
 		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "an older revision that still serves runs until the pre hook is over, and stops with from",
+		old:  revision(2, 2), older: revision(1, 1), new: revision(3, 0), desired: 3,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 1/1, web-2 2/2, web-3 0/0",
+			"scale web-1 to 0",
+			"scale web-2 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0, web-3 0/0",
+			"scale web-3 to 3",
+			"post hook (run-post): pods web-1 0/0, web-2 0/0, web-3 3/3",
+		},
+		wantErr: succeeds, wantReplicas: map[string]int32{"web-1": 0, "web-2": 0, "web-3": 3},
 	},
 	{
 		name: "without the mid hook",
@@ -228,12 +242,18 @@ func TestRecreateDeploy(t *testing.T) {
 			if tt.old != nil {
 				revisions = append(revisions, tt.old)
 			}
+			if tt.older != nil {
+				revisions = append(revisions, tt.older)
+			}
 			c := newCluster(t, opts, revisions...)
 			params := v1alpha1.RecreateDeploymentStrategyParams{Pre: hook("run-pre"), Mid: hook("run-mid"), Post: hook("run-post")}
 			if tt.timeout > 0 {
 				params.TimeoutSeconds = &tt.timeout
 			}
 			built := recreate.New(c.clients(), c.hooks(tt.fail), strategies.NewProgress(t.Output()), params, 0)
+			if tt.older != nil {
+				built = built.WithOlder([]*appsv1.ReplicaSet{tt.older})
+			}
 			var strategy strategies.Strategy = built
 			if tt.adjust != nil {
 				strategy = tt.adjust(built)
