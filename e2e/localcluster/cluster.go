@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,7 @@ type Cluster struct {
 	client     kubernetes.Interface
 	agent      *inProcessAgent
 	registry   *Registry
+	nodeIP     net.IP // the real node's address (Options.RealNode), nil without one
 
 	procMu  sync.Mutex // guards procs and stopped: RestartComponent replaces a process
 	procs   []*process // in start order
@@ -195,6 +197,9 @@ func (c *Cluster) prepare() error {
 	if err := ensurePKI(c.layout.pki()); err != nil {
 		return fmt.Errorf("preparing certificates in %s: %w", c.layout.pki().dir, err)
 	}
+	if err := c.prepareRealNode(); err != nil {
+		return err
+	}
 	return writeImageMap(c.layout, c.opts.ImageMap)
 }
 
@@ -259,7 +264,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := c.writeKubeconfigs(); err != nil {
 			return nil, nil, err
 		}
-		args := apiserverArgs(c.layout, c.state.Ports, c.opts.PriorityAndFairness)
+		args := apiserverArgs(c.layout, c.state.Ports, c.opts.PriorityAndFairness, c.nodeIP)
 		if c.opts.AuditLog {
 			audit, err := auditArgs(c.layout)
 			if err != nil {

@@ -58,13 +58,22 @@ func etcdArgs(l layout, p ports) []string {
 }
 
 // apiserverArgs are the apiserver's flags; apf turns API Priority and Fairness on (see
-// Options.PriorityAndFairness).
-func apiserverArgs(l layout, p ports, apf bool) []string {
+// Options.PriorityAndFairness). nodeIP is the real node's address, nil without one: the
+// apiserver then also listens there and publishes it as the kubernetes Service's endpoint,
+// which the real node's kube-proxy sends the pods' in-cluster clients to.
+func apiserverArgs(l layout, p ports, apf bool, nodeIP net.IP) []string {
 	k := l.pki()
+	bind, advertise := "127.0.0.1", "127.0.0.1"
+	// The default reconciler tries to publish 127.0.0.1 as the kubernetes Service's
+	// endpoint, which is refused, and logs an error every 10 s.
+	reconciler := "none"
+	if nodeIP != nil {
+		bind, advertise, reconciler = "0.0.0.0", nodeIP.String(), "lease"
+	}
 	return []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(p.EtcdClient),
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + bind,
+		"--advertise-address=" + advertise,
 		"--secure-port=" + strconv.Itoa(p.APIServer),
 		"--tls-cert-file=" + k.cert("apiserver"),
 		"--tls-private-key-file=" + k.key("apiserver"),
@@ -78,9 +87,7 @@ func apiserverArgs(l layout, p ports, apf bool) []string {
 		"--kubelet-client-certificate=" + k.cert("apiserver-kubelet-client"),
 		"--kubelet-client-key=" + k.key("apiserver-kubelet-client"),
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
-		// The default reconciler tries to publish 127.0.0.1 as the kubernetes Service's
-		// endpoint, which is refused, and logs an error every 10 s.
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type=" + reconciler,
 		"--enable-priority-and-fairness=" + strconv.FormatBool(apf),
 		// On SIGTERM, answer new requests 429 with Retry-After (client-go retries them) until
 		// the requests in flight are done, then close every connection within 2 s. By

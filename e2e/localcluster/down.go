@@ -18,7 +18,7 @@ import (
 // first (their containers, mounts and bridge go afterwards), then the agent, so it can stop its pods
 // while the control plane still runs; then the registry, if any, which nothing else needs;
 // etcd last.
-var stopOrder = []string{kubeletName, containerdName, agentName, registryProxyName, registryName, schedulerName, controllerManagerName,
+var stopOrder = []string{kubeProxyName, kubeletName, containerdName, agentName, registryProxyName, registryName, schedulerName, controllerManagerName,
 	apiserverName, etcdName}
 
 // isRegistryComponent tells the registry's processes, which only some clusters run, from
@@ -27,7 +27,9 @@ func isRegistryComponent(name string) bool { return name == registryName || name
 
 // isRealNodeComponent tells the real node's processes, which only clusters started with
 // Options.RealNode run, from the others.
-func isRealNodeComponent(name string) bool { return name == kubeletName || name == containerdName }
+func isRealNodeComponent(name string) bool {
+	return name == kubeProxyName || name == kubeletName || name == containerdName
+}
 
 // Down stops the cluster recorded in dir's pid files, whoever started it: SIGTERM to each
 // process group, then SIGKILL after a few seconds. A pid file whose process has gone, or

@@ -76,16 +76,18 @@ func realNodeMissing(kubelet string) string {
 	if os.Geteuid() != 0 {
 		return "the real node needs root (containerd and the kubelet mount, and manage cgroups and network namespaces)"
 	}
-	for _, b := range []string{"containerd", "runc", "ip"} {
+	for _, b := range []string{"containerd", "runc", "ip", "iptables"} {
 		if _, err := exec.LookPath(b); err != nil {
-			return b + " is not on PATH: hack/install-node.sh installs Debian's containerd, runc and CNI plugins"
+			return b + " is not on PATH: hack/install-node.sh installs Debian's containerd, runc, CNI plugins and iptables"
 		}
 	}
 	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
 		return "no CNI bridge plugin in " + cniBinDir + ": hack/install-node.sh installs containernetworking-plugins"
 	}
-	if _, err := os.Stat(kubelet); err != nil {
-		return "no kubelet at " + kubelet + ": hack/build-kubelet.sh builds it"
+	for _, b := range []string{kubelet, kubeProxyPath(kubelet)} {
+		if _, err := os.Stat(b); err != nil {
+			return "no " + filepath.Base(b) + " at " + b + ": hack/build-kubelet.sh builds it"
+		}
 	}
 	return ""
 }
@@ -130,11 +132,7 @@ func (c *Cluster) startRealNode(ctx context.Context, pp *portPicker) error {
 		return errors.New("the real node pulls its images from the cluster's registry: start with Options.Registry (up --registry)")
 	}
 	n := newRealNode(c.layout.dir, c.registry.Address, c.opts.PauseImage)
-	ip, err := hostIPv4()
-	if err != nil {
-		return err
-	}
-	n.nodeIP = ip
+	n.nodeIP = c.nodeIP
 	// A killed earlier run may have left mounts, containers and the bridge behind.
 	cleanupRealNode(c.layout.dir, c.log)
 	if err := os.RemoveAll(n.dir); err != nil {
@@ -146,7 +144,7 @@ func (c *Cluster) startRealNode(ctx context.Context, pp *portPicker) error {
 	if err := createCgroup(n.cgroup); err != nil {
 		return err
 	}
-	err = c.launch(ctx, containerdName, "containerd", componentTimeout, func(int) ([]string, check, error) {
+	err := c.launch(ctx, containerdName, "containerd", componentTimeout, func(int) ([]string, check, error) {
 		return []string{"--config", n.containerdConfig()}, socketReady(n.socket()), nil
 	})
 	if err != nil {
@@ -157,6 +155,16 @@ func (c *Cluster) startRealNode(ctx context.Context, pp *portPicker) error {
 			"--root-dir=" + n.path("kubelet"), "--hostname-override=" + RealNodeName,
 			"--node-ip=" + n.nodeIP.String(), "--node-labels=" + RealNodeTaintKey + "=true", "--v=2",
 		}, nodesReady(c.client, []string{RealNodeName}), nil
+	})
+	if err != nil {
+		return err
+	}
+	proxy := kubeProxyPath(c.opts.KubeletPath)
+	if err := writeFileAtomic(n.kubeProxyBinaryFile(), []byte(proxy+"\n"), 0o644); err != nil {
+		return err
+	}
+	err = c.launch(ctx, kubeProxyName, proxy, componentTimeout, func(int) ([]string, check, error) {
+		return []string{"--config=" + n.kubeProxyConfig(), "--v=2"}, serviceRulesReady, nil
 	})
 	if err != nil {
 		return err

@@ -29,19 +29,23 @@ func (n realNode) writeFiles(l layout, apiserverURL string, pp *portPicker) erro
 	if err := l.writeKubeconfig(n.kubeconfig(), apiserverURL, realNodeClient); err != nil {
 		return err
 	}
-	port, err := pp.pick(0)
-	if err != nil {
+	if err := l.writeKubeconfig(n.kubeProxyKubeconfig(), apiserverURL, kubeProxyClient); err != nil {
 		return err
 	}
-	healthz, err := pp.pick(0)
-	if err != nil {
-		return err
+	var port [4]int // the kubelet's and its healthz, kube-proxy's healthz and metrics
+	for i := range port {
+		p, err := pp.pick(0)
+		if err != nil {
+			return err
+		}
+		port[i] = p
 	}
 	files := map[string]string{
 		n.containerdConfig():                                   n.containerdTOML(),
 		n.path("certs.d", n.registry, "hosts.toml"):            n.hostsTOML(),
 		filepath.Join(n.cniConfDir(), "10-stagehand.conflist"): n.conflist(),
-		n.kubeletConfig():                                      n.kubeletYAML(l.pki(), port, healthz),
+		n.kubeletConfig():                                      n.kubeletYAML(l.pki(), port[0], port[1]),
+		n.kubeProxyConfig():                                    n.kubeProxyYAML(port[2], port[3]),
 	}
 	for path, text := range files {
 		if err := writeFileAtomic(path, []byte(text), 0o644); err != nil {
@@ -52,8 +56,8 @@ func (n realNode) writeFiles(l layout, apiserverURL string, pp *portPicker) erro
 }
 
 // The real node's certificates, signed by the cluster CA: the kubelet's client certificate,
-// which the Node authorizer and NodeRestriction admit as the Node itself, and its serving
-// certificate for the node IP.
+// which the Node authorizer and NodeRestriction admit as the Node itself, its serving
+// certificate for the node IP, and kube-proxy's client certificate.
 const (
 	realNodeClient  = "realnode-client"
 	realNodeServing = "realnode-serving"
@@ -68,6 +72,7 @@ func writeRealNodePKI(p pki, nodeIP net.IP) error {
 		{name: realNodeClient, cn: "system:node:" + RealNodeName, orgs: []string{"system:nodes"}},
 		{name: realNodeServing, cn: RealNodeName, server: true, dns: []string{RealNodeName, "localhost"},
 			ips: []net.IP{nodeIP, net.IPv4(127, 0, 0, 1)}},
+		{name: kubeProxyClient, cn: "system:kube-proxy"},
 	}
 	for _, spec := range specs {
 		cert, key, err := newLeaf(spec, ca, caKey)

@@ -81,6 +81,7 @@ func cleanupRealNode(clusterDir string, log *logrus.Entry) {
 	if killed > 0 {
 		log.WithField("count", killed).Info("Killed the real node's containers and shims")
 	}
+	n.cleanupKubeProxy(log)
 	for _, m := range mountsUnder(n.dir) {
 		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
 			log.WithError(err).WithField("mount", m).Warn("Unmounting a mount of the real node")
