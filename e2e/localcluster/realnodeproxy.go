@@ -3,7 +3,7 @@ package localcluster
 import (
 	"bytes"
 	"context"
-		"fmt"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
