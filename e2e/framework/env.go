@@ -34,6 +34,8 @@ type Env struct {
 	cluster        *localcluster.Cluster
 	tmpDir         string
 	controllerArgs []string
+	controllerEnv  map[string]string
+	realImages     map[string]PushedImage
 }
 
 // ClusterMissing returns why Start has no cluster to give on this machine ("" when it has
@@ -67,6 +69,10 @@ type StartOptions struct {
 	// NoInstall leaves Stagehand out, CRDs included: the binary installs it its own way
 	// (the Helm chart's tests). Ignored on E2E_KUBECONFIG's cluster.
 	NoInstall bool
+	// RealNode adds the real node (containerd, runc, the kubelet and kube-proxy) to the
+	// local cluster, builds the images and pushes them to its registry, and points the
+	// controller's deployer image there (see realnode.go).
+	RealNode bool
 }
 
 // Start connects to the cluster in $E2E_KUBECONFIG, or starts a local one in a temporary
@@ -82,6 +88,9 @@ func StartWith(ctx context.Context, opts StartOptions) (*Env, error) {
 		return nil, err
 	}
 	env := &Env{RepoRoot: root, controllerArgs: opts.ControllerArgs}
+	if opts.RealNode && os.Getenv(KubeconfigEnv) != "" {
+		return nil, fmt.Errorf("the real-node suite starts its own local cluster: unset %s", KubeconfigEnv)
+	}
 	if path := os.Getenv(KubeconfigEnv); path != "" {
 		env.Kubeconfig = path
 		env.Config, err = clientcmd.BuildConfigFromFlags("", path)
@@ -134,7 +143,8 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
 		Dir:                 filepath.Join(dir, "cluster"),
 		BinDir:              localcluster.DefaultBinDir(e.RepoRoot),
-		Registry:            !noRegistry,
+		Registry:            !noRegistry || opts.RealNode,
+		RealNode:            opts.RealNode,
 		Nodes:               opts.Nodes,
 		AuditLog:            opts.AuditLog,
 		PriorityAndFairness: opts.PriorityAndFairness,
@@ -145,6 +155,9 @@ func (e *Env) startLocal(ctx context.Context, opts StartOptions) error {
 	}
 	e.Config = e.cluster.RESTConfig()
 	e.Kubeconfig = e.cluster.KubeconfigPath()
+	if opts.RealNode {
+		return e.pushImages(ctx)
+	}
 	return nil
 }
 

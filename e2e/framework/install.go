@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -63,7 +64,7 @@ func (e *Env) InstallStagehand(ctx context.Context) error {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(e.Kube.Discovery()))
 	for _, obj := range objs {
 		if obj.GetKind() == "Deployment" && obj.GetName() == "stagehand-controller" {
-			if err := adaptControllerForLocalCluster(obj, e.controllerArgs); err != nil {
+			if err := adaptControllerForLocalCluster(obj, e.controllerArgs, e.controllerEnv); err != nil {
 				return err
 			}
 		}
@@ -98,7 +99,7 @@ func (e *Env) apply(ctx context.Context, mapper meta.RESTMapper, obj *unstructur
 	return nil
 }
 
-func adaptControllerForLocalCluster(obj *unstructured.Unstructured, extra []string) error {
+func adaptControllerForLocalCluster(obj *unstructured.Unstructured, extra []string, setEnv map[string]string) error {
 	containers, _, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 	if err != nil || len(containers) == 0 {
 		return fmt.Errorf("the controller Deployment has no containers: %v", err)
@@ -114,6 +115,10 @@ func adaptControllerForLocalCluster(obj *unstructured.Unstructured, extra []stri
 		}
 		c["args"] = args
 		env, _ := c["env"].([]any)
+		for _, name := range slices.Sorted(maps.Keys(setEnv)) {
+			env = slices.DeleteFunc(env, func(v any) bool { m, _ := v.(map[string]any); return m["name"] == name })
+			env = append(env, map[string]any{"name": name, "value": setEnv[name]})
+		}
 		c["env"] = append(env, map[string]any{"name": "POD_IP",
 			"valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "status.podIP"}}})
 		containers[i] = c

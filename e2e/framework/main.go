@@ -23,6 +23,9 @@ func Main(m *testing.M, name string, use func(env *Env, skipReason string)) {
 // arguments).
 func MainWith(m *testing.M, name string, opts StartOptions, use func(env *Env, skipReason string)) {
 	reason := ClusterMissing()
+	if reason == "" && opts.RealNode {
+		reason = RealNodeMissing()
+	}
 	skip, err := gate.Check(reason)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)

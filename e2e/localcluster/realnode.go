@@ -71,6 +71,10 @@ func (n realNode) cniConfDir() string       { return n.path("net.d") }
 func (n realNode) kubeletConfig() string    { return n.path("kubelet.yaml") }
 func (n realNode) kubeconfig() string       { return n.path("kubelet.kubeconfig") }
 
+// RealNodeMissing says why this machine cannot run the real node with the kubelet that
+// hack/build-kubelet.sh builds in the repository at root, or "" when it can.
+func RealNodeMissing(root string) string { return realNodeMissing(DefaultKubeletPath(root)) }
+
 // realNodeMissing says why this machine cannot run the real node, or "" when it can.
 func realNodeMissing(kubelet string) string {
 	if os.Geteuid() != 0 {
