@@ -57,17 +57,28 @@ release: ## Build the release archives (3 binaries for linux and darwin, amd64 a
 	hack/release.sh
 
 .PHONY: test
-test: build controlplane registry tools ## Run every test: unit tests, and the integration and e2e suites on a local control plane.
+test: build controlplane registry tools node oci-images ## Run every test: unit tests, the integration and e2e suites on a local control plane, and the real-node suite (needs root).
 	go test $(GO_TEST_FLAGS) ./...
-	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
+	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory test-realnode-suite
 
-.PHONY: test-realnode
-test-realnode: oci-images controlplane registry ## Run the real-node test (opt-in, not in make test): installs containerd, runc and CNI plugins with apt-get (hack/install-node.sh), builds the kubelet, needs root.
+# The real-node suite runs alone, after the others: one real node per machine at a time. -v
+# puts the pushed images' digests and each pod's containerd container IDs in the test log.
+.PHONY: test-realnode-suite
+test-realnode-suite:
+	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode -v ./realnode/
+
+.PHONY: node
+node: ## Install containerd, runc, iptables and the CNI plugins with apt-get (hack/install-node.sh), and build the kubelet and kube-proxy (hack/build-kubelet.sh), for the real node.
 	hack/install-node.sh
 	hack/build-kubelet.sh
+
+.PHONY: test-realnode
+test-realnode: build controlplane registry node oci-images ## Run only the real-node tests: TestRealNode and the real-node suite e2e/realnode (needs root).
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode -run 'TestRealNode$$' -v .
+	$(MAKE) --no-print-directory test-realnode-suite
 
 .PHONY: unit
 unit: ## Run only the tests that need no cluster, in the four modules (without the e2e tag: no control plane starts).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the local cluster's opt-in real node runs on (docs/localcluster.md, "Real
-# node"): Debian's containerd, runc and containernetworking-plugins (the CNI plugins in
-# /usr/lib/cni). Does nothing, quietly, when all three are there.
+# node"): Debian's containerd, runc, containernetworking-plugins (the CNI plugins in
+# /usr/lib/cni) and iptables (for kube-proxy). Does nothing, quietly, when all are there.
 #
 # containerd's package wants to start a system service; the local cluster runs containerd
 # itself, with its own config, root and socket. So this script forbids service starts during
@@ -9,7 +9,8 @@
 set -euo pipefail
 
 have() {
-  command -v containerd >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && [[ -x /usr/lib/cni/bridge ]]
+  command -v containerd >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && command -v iptables >/dev/null 2>&1 &&
+    [[ -x /usr/lib/cni/bridge ]]
 }
 if have; then
   exit 0
@@ -18,7 +19,7 @@ fi
 # shellcheck source=lib/apt-install.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
 apt_install install-node "install containerd 1.6+, runc and the CNI plugins (in /usr/lib/cni) by hand" \
-  containerd runc containernetworking-plugins
+  containerd runc containernetworking-plugins iptables
 sudo=("${SUDO[@]}")
 
 # Should a service manager have started containerd despite the policy, stop it, and keep it
@@ -31,7 +32,7 @@ else
 fi
 
 have || {
-  echo "install-node: containerd, runc or /usr/lib/cni/bridge is still missing after the install" >&2
+  echo "install-node: containerd, runc, iptables or /usr/lib/cni/bridge is still missing after the install" >&2
   exit 1
 }
 echo "install-node: $(containerd --version), $(runc --version | head -1) installed"

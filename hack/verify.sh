@@ -44,7 +44,7 @@ fi
 
 echo "verify: go vet"
 for m in "${modules[@]}"; do
-  (cd "$m" && go vet ./... && go vet -tags e2e ./...) || fail=1
+  (cd "$m" && go vet ./... && go vet -tags e2e ./... && go vet -tags e2e,realnode ./...) || fail=1
 done
 
 echo "verify: go mod tidy"
@@ -66,7 +66,7 @@ if [[ ! -x $lint || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   echo "$want" >"$stamp"
 fi
 for m in "${modules[@]}"; do
-  (cd "$m" && "$lint" run --allow-parallel-runners --build-tags e2e ./...) || fail=1
+  (cd "$m" && "$lint" run --allow-parallel-runners --build-tags e2e,realnode ./...) || fail=1
 done
 
 echo "verify: file length"
