@@ -119,6 +119,8 @@ func TestRealNode(t *testing.T) {
 		assert.Contains(t, w.Message, "runAsNonRoot")
 		t.Logf("refused: %s: %s", w.Reason, w.Message)
 	})
+
+	kubeletDifferences(ctx, t, c, cs)
 }
 
 // realNodePod is a pod of image that tolerates the real node's taint and selects it.
@@ -156,12 +158,17 @@ func podStatus(p *corev1.Pod) any {
 	return p.Status
 }
 
-// execIn runs command in the pod's container through the pods/exec API and returns its
-// stdout and exit code.
+// execIn runs command in the pod's container "main" through the pods/exec API and returns
+// its stdout and exit code.
 func execIn(ctx context.Context, c *Cluster, cs kubernetes.Interface, pod string, command ...string) (string, int, error) {
+	return execInContainer(ctx, c, cs, pod, "main", command...)
+}
+
+// execInContainer is execIn for any container of the pod.
+func execInContainer(ctx context.Context, c *Cluster, cs kubernetes.Interface, pod, container string, command ...string) (string, int, error) {
 	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).
 		SubResource("exec").VersionedParams(&corev1.PodExecOptions{
-		Container: "main", Command: command, Stdout: true, Stderr: true,
+		Container: container, Command: command, Stdout: true, Stderr: true,
 	}, scheme.ParameterCodec)
 	ex, err := remotecommand.NewSPDYExecutor(c.RESTConfig(), "POST", req.URL())
 	if err != nil {
