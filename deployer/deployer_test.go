@@ -33,6 +33,8 @@ func TestOutcome(t *testing.T) {
 		{name: "invalid input", err: fmt.Errorf("reading: %w", strategies.Invalidf("bad")), wantCode: v1alpha1.ExitInvalid, wantReason: v1alpha1.ReasonInvalidConfig},
 		{name: "hook failed", err: fmt.Errorf("pre: %w", &strategies.HookFailedError{Stage: "pre", Err: errors.New("exit 1")}), wantCode: v1alpha1.ExitHookAborted, wantReason: v1alpha1.ReasonHookFailed},
 		{name: "timed out", err: fmt.Errorf("scaling: %w", &strategies.TimeoutError{Revision: "web-2"}), wantCode: v1alpha1.ExitTimedOut, wantReason: v1alpha1.ReasonTimedOut},
+		{name: "a new pod that cannot start fails with its waiting reason", err: fmt.Errorf("rolling: %w", &strategies.PodStuckError{Revision: "web-2", Pod: "web-2-abcde", Reason: "CreateContainerConfigError"}), wantCode: v1alpha1.ExitFailed, wantReason: "CreateContainerConfigError"},
+		{name: "a stuck pod without a reason is Failed", err: &strategies.PodStuckError{Pod: "web-2-abcde"}, wantCode: v1alpha1.ExitFailed, wantReason: v1alpha1.ReasonFailed},
 		{name: "cancelled", err: fmt.Errorf("waiting: %w", strategies.ErrCancelled), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},
 		{name: "context cancelled", err: fmt.Errorf("scaling: %w", context.Canceled), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},
 		{name: "cancelled wins over a timeout", err: fmt.Errorf("%w: %w", strategies.ErrCancelled, &strategies.TimeoutError{}), wantCode: v1alpha1.ExitCancelled, wantReason: v1alpha1.ReasonCancelled},

@@ -40,6 +40,8 @@ func (f *Failure) Unwrap() error { return f.Err }
 //	strategies.ErrUntilReached             0 Completed (stopped at --until)
 //	strategies.ErrCancelled, ctx cancelled 5 Cancelled
 //	*Failure                               its Code (default 1) and Reason (default Failed)
+//	*strategies.PodStuckError              1 its Reason, the kubelet's waiting reason
+//	                                         (e.g. CreateContainerConfigError)
 //	*strategies.TimeoutError               4 TimedOut
 //	*strategies.HookFailedError            3 HookFailed
 //	*strategies.InvalidError               2 InvalidConfig
@@ -49,6 +51,7 @@ func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 		failure *Failure
 		timeout *strategies.TimeoutError
 		hook    *strategies.HookFailedError
+		stuck   *strategies.PodStuckError
 		invalid *strategies.InvalidError
 	)
 	switch {
@@ -65,6 +68,12 @@ func Outcome(err error) (v1alpha1.DeployerExitCode, string) {
 			reason = v1alpha1.ReasonFailed
 		}
 		return code, reason
+	case errors.As(err, &stuck):
+		// As a stuck deployer pod does: the waiting reason is the revision's reason.
+		if stuck.Reason == "" {
+			return v1alpha1.ExitFailed, v1alpha1.ReasonFailed
+		}
+		return v1alpha1.ExitFailed, stuck.Reason
 	case errors.As(err, &timeout):
 		return v1alpha1.ExitTimedOut, v1alpha1.ReasonTimedOut
 	case errors.As(err, &hook):

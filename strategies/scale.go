@@ -63,16 +63,23 @@ func (s *Scaler) WaitInactive(ctx context.Context, rs *appsv1.ReplicaSet, timeou
 }
 
 // WaitAvailable waits until rs has exactly desired pods that are all available, and no
-// pod of stopped (other revisions) may still run (see WaitStopped).
+// pod of stopped (other revisions) may still run (see WaitStopped). It returns a
+// *PodStuckError as soon as a pod of rs cannot start (see StuckPod); pods of stopped
+// never fail it.
 func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desired int32, timeout time.Duration, stopped ...*appsv1.ReplicaSet) error {
 	what := fmt.Sprintf("%d pods to be available", desired)
 	s.Out.Printf("Waiting for %d pods of %s to be available", desired, rs.Name)
 	w := Wait{Revision: rs.Name, WaitingFor: what, Selector: SelectorString(rs), Timeout: timeout}
 	return s.Tracker.Until(ctx, w, func(now time.Time) (bool, time.Duration, string, error) {
-		c, err := s.Tracker.Count(rs, s.MinReadySeconds, now)
+		pods, err := s.Tracker.PodsOf(rs)
 		if err != nil {
 			return false, 0, "", err
 		}
+		stuck, stuckRecheck := StuckPod(rs.Name, pods, now)
+		if stuck != nil {
+			return false, 0, "", stuck
+		}
+		c := CountPods(pods, s.MinReadySeconds, now)
 		var left int32
 		for _, old := range stopped {
 			o, err := s.Tracker.Count(old, 0, now)
@@ -85,12 +92,13 @@ func (s *Scaler) WaitAvailable(ctx context.Context, rs *appsv1.ReplicaSet, desir
 		if left > 0 {
 			seen += fmt.Sprintf(", %d pods of older revisions may still run", left)
 		}
-		return c.Available == desired && c.Active == desired && left == 0, c.Recheck, seen, nil
+		return c.Available == desired && c.Active == desired && left == 0, sooner(c.Recheck, stuckRecheck), seen, nil
 	})
 }
 
 // ScaleAndWait scales rs to replicas. Then it waits until the pods are gone (for 0) or
-// all available, within timeout (0: no timeout). It returns rs as scaled.
+// all available, within timeout (0: no timeout), and fails with a *PodStuckError when a
+// pod of rs cannot start (see WaitAvailable). It returns rs as scaled.
 func (s *Scaler) ScaleAndWait(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, timeout time.Duration) (*appsv1.ReplicaSet, error) {
 	scaled, err := Scale(ctx, s.Clients, s.Out, rs, replicas)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,7 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/testutil"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
 
@@ -49,6 +52,8 @@ func revision(n int, replicas int32) *appsv1.ReplicaSet {
 type clusterOptions struct {
 	// unready: new pods never become Ready.
 	unready bool
+	// stuck: new pods of this revision have waited a minute in CreateContainerConfigError.
+	stuck string
 	// stuckTerminating: pods of a revision scaled down stay, terminating, for ever.
 	stuckTerminating bool
 	// afterScale runs after each scale, with the log entry of the scale.
@@ -221,11 +226,17 @@ func (c *cluster) newPod(rs *appsv1.ReplicaSet) *corev1.Pod {
 	c.created++
 	name := fmt.Sprintf("%s-%d", rs.Name, c.created)
 	c.mu.Unlock()
+	controller := true
+	if rs.Name == c.opts.stuck {
+		pod := testutil.WaitingPod(namespace, name, rs.Spec.Template.Labels, podstatus.WaitingCreateContainerConfigError,
+			"couldn't find key db in ConfigMap test/settings", time.Now().Add(-time.Minute))
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, Controller: &controller}}
+		return pod
+	}
 	ready := corev1.ConditionTrue
 	if c.opts.unready {
 		ready = corev1.ConditionFalse
 	}
-	controller := true
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: namespace, Labels: rs.Spec.Template.Labels,

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/strategies"
 	"github.com/stagehand-dev/stagehand/strategies/recreate"
@@ -43,6 +44,16 @@ func timesOutOn(revision string) errorCheck {
 		var timeout *strategies.TimeoutError
 		require.ErrorAs(t, err, &timeout)
 		assert.Equal(t, revision, timeout.Revision)
+	}
+}
+
+// stuckOn checks for the *PodStuckError of a pod of revision that cannot start.
+func stuckOn(revision string) errorCheck {
+	return func(t *testing.T, err error) {
+		var stuck *strategies.PodStuckError
+		require.ErrorAs(t, err, &stuck)
+		assert.Equal(t, revision, stuck.Revision)
+		assert.Equal(t, podstatus.WaitingCreateContainerConfigError, stuck.Reason)
 	}
 }
 
@@ -223,6 +234,18 @@ var recreateCases = []recreateCase{
 			"scale web-2 to 3",
 		},
 		wantErr: timesOutOn("web-2"), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
+	},
+	{
+		name: "a new pod that cannot start fails the rollout before the post hook, not at the timeout",
+		old:  revision(1, 2), new: revision(2, 0), desired: 3,
+		cluster: clusterOptions{stuck: "web-2"}, timeout: 5,
+		wantLog: []string{
+			"pre hook (run-pre): pods web-1 2/2, web-2 0/0",
+			"scale web-1 to 0",
+			"mid hook (run-mid): pods web-1 0/0, web-2 0/0",
+			"scale web-2 to 3",
+		},
+		wantErr: stuckOn("web-2"), wantReplicas: map[string]int32{"web-1": 0, "web-2": 3},
 	},
 }
 

@@ -223,19 +223,26 @@ func (l *loop) run(ctx context.Context) error {
 	}
 }
 
-// observe reads the counts; more new pods available than ever before is progress.
+// observe reads the counts; more new pods available than ever before is progress. A pod
+// of the new revision that cannot start ends the rollout with a *strategies.PodStuckError
+// (see strategies.StuckPod); the old revisions' pods never do.
 func (l *loop) observe(now time.Time) error {
 	oldAvailable, oldRecheck, err := l.old.count(l.tracker, l.r.minReadySeconds, now)
 	if err != nil {
 		return err
 	}
-	newCounts, err := l.tracker.Count(l.new, l.r.minReadySeconds, now)
+	newPods, err := l.tracker.PodsOf(l.new)
 	if err != nil {
 		return err
 	}
+	stuck, stuckRecheck := strategies.StuckPod(l.new.Name, newPods, now)
+	if stuck != nil {
+		return stuck
+	}
+	newCounts := strategies.CountPods(newPods, l.r.minReadySeconds, now)
 	l.state.OldReplicas, l.state.NewReplicas = l.old.replicas(), strategies.Replicas(l.new)
 	l.state.OldAvailable, l.state.NewAvailable = oldAvailable, newCounts.Available
-	l.recheck = min(nonZero(oldRecheck), nonZero(newCounts.Recheck))
+	l.recheck = min(nonZero(oldRecheck), nonZero(newCounts.Recheck), nonZero(stuckRecheck))
 	if l.state.NewAvailable > l.bestNew {
 		l.bestNew = l.state.NewAvailable
 		l.progressBy = now.Add(l.timeout)
@@ -285,8 +292,8 @@ func (l *loop) step(ctx context.Context, period time.Duration) (bool, error) {
 	return true, nil
 }
 
-// waitChange blocks until a pod changes, a Ready pod may have become available, or the
-// progress deadline passes.
+// waitChange blocks until a pod changes, a Ready pod may have become available, a new
+// pod's stuck container may have run out of grace, or the progress deadline passes.
 func (l *loop) waitChange(ctx context.Context) error {
 	deadline := time.NewTimer(time.Until(l.progressBy))
 	defer deadline.Stop()

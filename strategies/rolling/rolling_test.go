@@ -12,10 +12,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/stagehand-dev/stagehand/api/podstatus"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/testutil"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
 
@@ -124,4 +127,55 @@ func TestWaitOldGoneCountsTerminatingPodsOnlyWithoutAPostHook(t *testing.T) {
 	assert.NoError(t, wait(nil), "a terminating old pod is not active: the rollout is over")
 	var timeout *strategies.TimeoutError
 	assert.ErrorAs(t, wait(&v1alpha1.LifecycleHook{}), &timeout, "before a post hook the terminating pod must be gone")
+}
+
+// One stuck pod of the new revision ends the loop with the waiting reason; a stuck pod of
+// the old revision never does; a new pod within its grace is re-checked when it runs out.
+func TestObserveFailsOnAStuckNewPodOnly(t *testing.T) {
+	now := time.Now()
+	labels := func(n string) map[string]string {
+		return map[string]string{v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: n}
+	}
+	rs := func(n string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-" + n, Namespace: "ns"},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels(n)}}}
+	}
+	waiting := func(name, rev string, waited time.Duration) *corev1.Pod {
+		return testutil.WaitingPod("ns", name, labels(rev), podstatus.WaitingCreateContainerConfigError,
+			"container has runAsNonRoot and image will run as root", now.Add(-waited))
+	}
+	tests := []struct {
+		name        string
+		pods        []runtime.Object
+		wantStuck   string        // the stuck pod's name; "": no error
+		wantRecheck time.Duration // time.Hour: no re-check
+	}{
+		{name: "a stuck old pod is not the rollout's", pods: []runtime.Object{waiting("web-1-a", "1", time.Hour),
+			testutil.ReadyPod("ns", "web-1-b", labels("1"), now), testutil.ReadyPod("ns", "web-2-a", labels("2"), now)},
+			wantRecheck: time.Hour},
+		{name: "a new pod within its grace", pods: []runtime.Object{testutil.ReadyPod("ns", "web-1-a", labels("1"), now),
+			waiting("web-2-a", "2", 20*time.Second)}, wantRecheck: 10 * time.Second},
+		{name: "a stuck new pod fails the rollout", pods: []runtime.Object{testutil.ReadyPod("ns", "web-1-a", labels("1"), now),
+			testutil.ReadyPod("ns", "web-2-a", labels("2"), now), waiting("web-2-b", "2", time.Minute)}, wantStuck: "web-2-b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clients := strategies.NewKubeClients(fake.NewClientset(tt.pods...), "ns")
+			tracker, err := strategies.StartPodTracker(t.Context(), clients, v1alpha1.ConfigLabel+"=web")
+			require.NoError(t, err)
+			l := &loop{r: &Rolling{clients: clients}, tracker: tracker, old: newOldSet(rs("1"), nil), new: rs("2")}
+
+			err = l.observe(now)
+
+			if tt.wantStuck == "" {
+				require.NoError(t, err)
+				assert.Equal(t, tt.wantRecheck, l.recheck)
+				return
+			}
+			var stuck *strategies.PodStuckError
+			require.ErrorAs(t, err, &stuck)
+			assert.Equal(t, strategies.PodStuckError{Revision: "web-2", Pod: tt.wantStuck, Reason: podstatus.WaitingCreateContainerConfigError,
+				Message: `container "app" cannot start: CreateContainerConfigError: container has runAsNonRoot and image will run as root`}, *stuck)
+		})
+	}
 }
