@@ -42,8 +42,8 @@ func TestRealNodeRestrictedNamespaceRunsConfinedContainers(t *testing.T) {
 	requireController(t)
 	dc := realDC(t, "web", 2, stagehandv1.DeploymentStrategyTypeRolling)
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
-		Pre:            framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook; "+confinement),
-		Post:           framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook; "+confinement),
+		Pre:  framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook; "+confinement),
+		Post: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook; "+confinement),
 	}
 	restrict(&dc.Spec.Template.Spec)
 	s := env.Given(t).DeploymentConfig(dc)
