@@ -9,7 +9,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -22,11 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -178,38 +174,17 @@ func TestClusterExecReturnsOutputAndExitCode(t *testing.T) {
 	env.WaitForPod(t, ns, "target", podTimeout, "pod target ready", func(p *corev1.Pod) bool { return p != nil && framework.PodReady(p) })
 
 	// When a command that succeeds is run in it, then its output comes back and no error
-	stdout, stderr, err := execInPod(t, ns, "target", "app", "/bin/sh", "-c", "echo hello from exec")
+	stdout, stderr, err := env.Exec(t, ns, "target", "app", "/bin/sh", "-c", "echo hello from exec")
 	require.NoError(t, err, "stderr: %s", stderr)
 	assert.Equal(t, "hello from exec\n", stdout)
 
 	// When a command that fails is run, then its exit code and both streams come back
-	stdout, stderr, err = execInPod(t, ns, "target", "app", "/bin/sh", "-c", "echo out; echo err >&2; exit 7")
+	stdout, stderr, err = env.Exec(t, ns, "target", "app", "/bin/sh", "-c", "echo out; echo err >&2; exit 7")
 	var exitErr utilexec.CodeExitError
 	require.True(t, errors.As(err, &exitErr), "want an exit code error, got %v", err)
 	assert.Equal(t, 7, exitErr.ExitStatus())
 	assert.Equal(t, "out\n", stdout)
 	assert.Equal(t, "err\n", stderr)
-}
-
-func execInPod(t *testing.T, ns, pod, container string, command ...string) (string, string, error) {
-	t.Helper()
-	req := env.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ws, err := remotecommand.NewWebSocketExecutor(env.Config, "GET", req.URL().String())
-	require.NoError(t, err)
-	spdy, err := remotecommand.NewSPDYExecutor(env.Config, "POST", req.URL())
-	require.NoError(t, err)
-	// Fall back to SPDY only when the WebSocket upgrade itself fails, as kubectl does: any
-	// other error (an exit code) means the command already ran.
-	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
-	require.NoError(t, err)
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
-	return stdout.String(), stderr.String(), err
 }
 
 func TestClusterServiceAccountIdentityFollowsRBAC(t *testing.T) {

@@ -3,7 +3,6 @@
 package realnode
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,10 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/utils/ptr"
 
@@ -139,18 +135,12 @@ func checkRunning(t *testing.T, ns, pod string) {
 	assert.Zero(t, st.RestartCount, "pod %s", pod)
 }
 
-// execInApp runs command in pod's app container through the apiserver's pods/exec (kubectl
-// exec), and returns its stdout, then its stderr, and its exit code. The two streams are
-// copied at once, so each has a buffer of its own.
+// execInApp runs command in pod's app container (kubectl exec), and returns its stdout,
+// then its stderr, and its exit code.
 func execInApp(t *testing.T, ns, pod string, command ...string) (string, int) {
 	t.Helper()
-	req := env.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: "app", Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewSPDYExecutor(env.Config, "POST", req.URL())
-	require.NoError(t, err)
-	var stdout, stderr bytes.Buffer
-	err = ex.StreamWithContext(t.Context(), remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
-	out := stdout.String() + stderr.String()
+	stdout, stderr, err := env.Exec(t, ns, pod, "app", command...)
+	out := stdout + stderr
 	var exit utilexec.ExitError
 	if errors.As(err, &exit) {
 		return out, exit.ExitStatus()

@@ -3,7 +3,6 @@
 package realnode
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -15,10 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -151,22 +147,11 @@ func checkHooksSucceeded(t *testing.T, pods *framework.PodHistory, revision stri
 	assert.Equal(t, want, ran, "hook pods of revision %s", revision)
 }
 
-// execIn runs command in a container of a running pod through the kubelet (kubectl exec)
-// and returns its stdout; the test fails when it cannot run or exits non-zero.
+// execIn runs command in a container of a running pod (kubectl exec) and returns its
+// stdout; the test fails when it cannot run or exits non-zero.
 func execIn(t *testing.T, ns, pod, container string, command ...string) string {
 	t.Helper()
-	req := env.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ws, err := remotecommand.NewWebSocketExecutor(env.Config, "GET", req.URL().String())
-	require.NoError(t, err)
-	spdy, err := remotecommand.NewSPDYExecutor(env.Config, "POST", req.URL())
-	require.NoError(t, err)
-	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, httpstream.IsUpgradeFailure)
-	require.NoError(t, err)
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
-	require.NoError(t, err, "exec %v in %s/%s: %s", command, ns, pod, stderr.String())
-	return stdout.String()
+	out, errOut, err := env.Exec(t, ns, pod, container, command...)
+	require.NoError(t, err, "exec %v in %s/%s: %s", command, ns, pod, errOut)
+	return out
 }
