@@ -3,18 +3,13 @@
 package realnode
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -41,9 +36,9 @@ func TestRealNodeRestrictedNamespaceRunsConfinedContainers(t *testing.T) {
 		Pre:  framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre-hook; "+confinement),
 		Post: framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo post-hook; "+confinement),
 	}
-	restrict(&dc.Spec.Template.Spec)
+	framework.RestrictTemplate(&dc.Spec.Template.Spec)
 	s := env.Given(t).DeploymentConfig(dc)
-	enforceRestricted(t, s.NS)
+	env.EnforceRestricted(t, s.NS)
 	pods := env.RecordPodHistory(t, s.NS)
 
 	// When the DC is created in the restricted namespace, then revision 1 completes
@@ -85,48 +80,6 @@ func refusedContainer(pod *corev1.Pod) *corev1.ContainerStateWaiting {
 		return w
 	}
 	return nil
-}
-
-// restrict makes a pod spec pass Pod Security "restricted": non-root, RuntimeDefault
-// seccomp, no privilege escalation and no capability. Hook pods copy it.
-func restrict(spec *corev1.PodSpec) {
-	spec.SecurityContext = &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-	for i := range spec.Containers {
-		spec.Containers[i].SecurityContext = &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		}
-	}
-}
-
-// enforceRestricted labels ns for Pod Security "restricted" and waits until admission
-// refuses a pod without a security context there.
-func enforceRestricted(t *testing.T, ns string) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := env.Kube.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
-		n.Labels["pod-security.kubernetes.io/enforce-version"] = "latest"
-		_, err = env.Kube.CoreV1().Namespaces().Update(t.Context(), n, metav1.UpdateOptions{})
-		return err
-	})
-	require.NoError(t, err, "labelling namespace %s", ns)
-	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := env.Kube.CoreV1().Pods(ns).Create(ctx, bare, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "violates PodSecurity"), nil
-	})
-	require.NoError(t, err, "Pod Security admission must refuse a pod without a security context in %s", ns)
 }
 
 // checkHooksSucceeded checks that want hook pods of revision ran a container that exited 0.
