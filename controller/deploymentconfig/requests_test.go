@@ -1,13 +1,17 @@
 package deploymentconfig
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/internal/controllertest"
@@ -158,4 +162,37 @@ func TestSyncRetryWaitsForTheFailureHook(t *testing.T) {
 	assert.NotContains(t, f.Actions(), "delete pods")
 	assert.Equal(t, "Failed", f.GetRS("web-2").Annotations[v1alpha1.PhaseAnnotation])
 	assert.Equal(t, string(v1alpha1.FailureHookRunning), f.GetRS("web-2").Annotations[v1alpha1.FailureHookAnnotation])
+}
+
+// A retry runs every exec hook again (invariant 11): the failed run's ExecutionHooks, those
+// the revision owns, are deleted before the reset to New, which waits until they are gone.
+// An ExecutionHook that carries the label but belongs to another object stays.
+func TestSyncRetryDeletesTheFailedRunsExecutionHooks(t *testing.T) {
+	base := controllertest.WithLatest(controllertest.DC("web", "app:1", 2), 2)
+	rs1 := controllertest.Revision(t, base, 1, v1alpha1.RevisionPhaseComplete, 2)
+	rs2 := controllertest.Revision(t, base, 2, v1alpha1.RevisionPhaseFailed, 0)
+	dc := withRequest(base, v1alpha1.RolloutRequest{ID: "x", Action: v1alpha1.RolloutRequestRetry, LatestVersion: 2})
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, rs1, rs2)
+	hook := func(name string, owner *appsv1.ReplicaSet) *v1alpha1.ExecutionHook {
+		return &v1alpha1.ExecutionHook{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name),
+			Labels:          map[string]string{v1alpha1.ExecHookOfLabel: "web-2"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner.Name, UID: owner.UID}}}}
+	}
+	hooks := f.Stagehand.StagehandV1alpha1().ExecutionHooks("ns")
+	for _, h := range []*v1alpha1.ExecutionHook{hook("web-2-post", rs2), hook("stranger", rs1)} {
+		_, err := hooks.Create(context.Background(), h, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	// The failed run's ExecutionHook is deleted first; the revision stays Failed meanwhile.
+	require.Error(t, f.syncDC("web"), "requeued until the ExecutionHooks are gone")
+	assert.Equal(t, "Failed", f.GetRS("web-2").Annotations[v1alpha1.PhaseAnnotation])
+	_, err := hooks.Get(context.Background(), "web-2-post", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the revision's ExecutionHook is deleted: %v", err)
+	_, err = hooks.Get(context.Background(), "stranger", metav1.GetOptions{})
+	assert.NoError(t, err, "an ExecutionHook the revision does not own stays")
+
+	// Once it is gone, the revision is reset to New.
+	require.NoError(t, f.syncDC("web"))
+	assert.Equal(t, "New", f.GetRS("web-2").Annotations[v1alpha1.PhaseAnnotation])
 }
