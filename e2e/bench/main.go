@@ -30,6 +30,7 @@ import (
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
 )
 
 type options struct {
@@ -54,10 +55,13 @@ type options struct {
 	apf bool
 	// manyFloor runs the many part's bare run-once pods after its Deployments.
 	manyFloor bool
+	// taxDeployments is how many Deployments each phase of the tax part creates.
+	taxDeployments int
 }
 
-// parts are the measurements of a run, in their order; -only picks some.
-var parts = []string{"cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many"}
+// parts are the measurements of a run, in their order; -only picks some. The tax part
+// runs first, on a cluster of its own that it stops before the others' cluster starts.
+var parts = []string{"tax", "cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many"}
 
 // rng returns a random source of the run's seed: each case gets its own, so a case's
 // choices do not depend on which cases ran before it.
@@ -82,6 +86,7 @@ func main() {
 	flag.IntVar(&o.manyRolling, "many-rolling", manyRolling, "DeploymentConfigs rolling at once in the many part (0 skips that half)")
 	flag.BoolVar(&o.apf, "apf", true, "run the local cluster's apiserver with API Priority and Fairness, as real clusters do (-apf=false: without)")
 	flag.BoolVar(&o.manyFloor, "many-floor", true, "in the many part, also time as many bare run-once pods of the deployer pod's shape (the floor of a DC rollout)")
+	flag.IntVar(&o.taxDeployments, "tax-deployments", taxDeployments, "one-replica Deployments of each phase of the tax part (before install, installed, after uninstall)")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()
@@ -196,6 +201,40 @@ func (o options) cases() []benchCase {
 func run(ctx context.Context, o options) error {
 	began := time.Now()
 	logf("seed %d (-seed %d repeats this run's random choices)", o.seed, o.seed)
+	res := &Results{
+		Date:  time.Now().UTC().Format(time.RFC3339),
+		Quick: o.quick,
+		Seed:  o.seed,
+	}
+	if o.out == "" {
+		root, err := localcluster.FindRepoRoot()
+		if err != nil {
+			return err
+		}
+		o.out = filepath.Join(root, "docs")
+		if o.quick {
+			o.out = filepath.Join(root, "bin", "bench")
+		}
+	}
+	finish := func() error {
+		res.Targets = targets(res)
+		res.DurationSeconds = time.Since(began).Seconds()
+		if err := write(o.out, res); err != nil {
+			return err
+		}
+		printSummary(os.Stdout, res, o.out)
+		return nil
+	}
+	if o.want("tax") {
+		logf("tax: Deployments before Stagehand is installed, installed, after an uninstall, on a cluster of its own")
+		var err error
+		if res.Tax, err = measureTax(ctx, o, res); err != nil {
+			return fmt.Errorf("tax: %w", err)
+		}
+	}
+	if !slices.ContainsFunc(parts, func(p string) bool { return p != "tax" && o.want(p) }) {
+		return finish()
+	}
 	logf("starting the cluster and installing Stagehand")
 	env, err := framework.StartWith(ctx, framework.StartOptions{
 		Nodes: o.nodes, AuditLog: o.want("apicost"), PriorityAndFairness: o.apf,
@@ -204,23 +243,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.Stop()
-	if o.out == "" {
-		o.out = filepath.Join(env.RepoRoot, "docs")
-		if o.quick {
-			o.out = filepath.Join(env.RepoRoot, "bin", "bench")
-		}
-	}
 	if err := waitForController(ctx, env); err != nil {
 		return err
 	}
 	logf("cluster ready after %s", time.Since(began).Round(time.Second))
-
-	res := &Results{
-		Date:    time.Now().UTC().Format(time.RFC3339),
-		Quick:   o.quick,
-		Machine: machine(env),
-		Seed:    o.seed,
-	}
+	res.Machine = machine(env)
 	res.Machine.PriorityAndFairness = flowControlOn(ctx, env)
 	capacity, err := podCapacity(ctx, env)
 	if err != nil {
@@ -261,13 +288,7 @@ func run(ctx context.Context, o options) error {
 	if err := runExtras(ctx, env, o, res); err != nil {
 		return err
 	}
-	res.Targets = targets(res)
-	res.DurationSeconds = time.Since(began).Seconds()
-	if err := write(o.out, res); err != nil {
-		return err
-	}
-	printSummary(os.Stdout, res, o.out)
-	return nil
+	return finish()
 }
 
 // runExtras takes the measurements beyond the rollout cases that this run wants.

@@ -33,6 +33,7 @@ func markdown(res *Results) string {
 	p("both sides are at rest (every pod ready, none terminating), then starts the round at a random point of the second\n")
 	p("(seed %d): a pod counts as available minReadySeconds after its Ready condition's `lastTransitionTime`, which has\n", res.Seed)
 	p("second precision, so a round that always started at the same point of the second would favour one side every time.\n\n")
+	taxMethodMarkdown(p)
 	p("## Targets\n\n| Target | Measured (median) | Status |\n|---|---|---|\n")
 	for _, t := range res.Targets {
 		m := "—"

@@ -30,6 +30,7 @@ type Results struct {
 	APICost  *APICostResult  `json:"apiCost,omitempty"`  // apicost.go
 	Reaction *ReactionResult `json:"reaction,omitempty"` // reaction.go
 	Many     *ManyResult     `json:"many,omitempty"`     // many.go
+	Tax      *TaxResult      `json:"tax,omitempty"`      // tax.go
 	Targets  []Target        `json:"targets"`
 }
 
@@ -58,6 +59,9 @@ func (res *Results) extras() []extra {
 	}
 	if res.Many != nil {
 		xs = append(xs, res.Many)
+	}
+	if res.Tax != nil {
+		xs = append(xs, res.Tax)
 	}
 	return xs
 }

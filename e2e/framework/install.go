@@ -49,15 +49,7 @@ func (e *Env) InstallStagehand(ctx context.Context) error {
 	if e.cluster == nil {
 		return nil
 	}
-	kubectl, err := e.kubectl()
-	if err != nil {
-		return err
-	}
-	out, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(e.RepoRoot, "deploy")).Output()
-	if err != nil {
-		return fmt.Errorf("kubectl kustomize deploy/: %w", err)
-	}
-	objs, err := decodeAll(out)
+	objs, err := e.renderDeploy(ctx)
 	if err != nil {
 		return err
 	}
