@@ -122,6 +122,8 @@ func explain(t Target, res *Results) (why, closeIt string) {
 			"the failures' reasons (the revisions' status-reason annotations) show what to fix."
 	case strings.Contains(t.Goal, "hook overhead"):
 		return "each hook pod pays a pod start, as the deployer pod does.", "a faster pod start on the node."
+	case strings.HasPrefix(t.Goal, "cluster tax") && res.Tax != nil:
+		return res.Tax.explain()
 	case strings.Contains(t.Goal, "API writes"):
 		return "the table under API cost lists the writes by identity.", "removing the writes that only one side makes."
 	}

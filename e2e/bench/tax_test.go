@@ -122,3 +122,22 @@ func TestIdle(t *testing.T) {
 		})
 	}
 }
+
+func TestTaxExplain(t *testing.T) {
+	r := TaxResult{Deployments: 300, Phases: taxPhases(8, 9, 8)}
+	for i := range r.Phases {
+		r.Phases[i].AdmissionSeconds = map[string]float64{"ValidatingAdmissionPolicy": 0.02, "MutatingAdmissionPolicy": 0.03}
+		r.Phases[i].WatchEvents = map[string]float64{"pods": 4500}
+	}
+	r.Phases[1].AdmissionSeconds = map[string]float64{"ValidatingAdmissionPolicy": 0.42, "MutatingAdmissionPolicy": 0.07}
+	r.Phases[1].WatchEvents = map[string]float64{"pods": 5700}
+	why, closeIt := r.explain()
+	assert.Contains(t, why, "9.0 s of CPU against 8.0 s without")
+	assert.Contains(t, why, "0.42 s in ValidatingAdmissionPolicy against 0.02 s")
+	assert.Contains(t, why, "0.07 s in MutatingAdmissionPolicy against 0.03 s")
+	assert.Contains(t, why, "5700 pod watch events against 4500")
+	assert.NotEmpty(t, closeIt)
+
+	why, _ = (&TaxResult{Phases: taxPhases(8, 9)}).explain()
+	assert.Equal(t, "the three phases are not in this run.", why)
+}
