@@ -31,21 +31,14 @@ func taxRequests(p TaxPhase) float64   { return p.Requests }
 func taxTime(p TaxPhase) float64       { return p.MS }
 
 // secondsList writes a seconds-by-name map as "name 1.23 s, ...", biggest first.
-func secondsList(m map[string]float64) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	names := slices.Collect(maps.Keys(m))
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %.2f s", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
+func secondsList(m map[string]float64) string { return namedList(m, "%s %.2f s") }
 
 // countList writes a count-by-name map as "name 12, ...", biggest first.
-func countList(m map[string]float64) string {
+func countList(m map[string]float64) string { return namedList(m, "%s %.0f") }
+
+// namedList writes m's entries with format (a name, then its value), biggest first, or
+// "none".
+func namedList(m map[string]float64, format string) string {
 	if len(m) == 0 {
 		return "none"
 	}
@@ -53,7 +46,7 @@ func countList(m map[string]float64) string {
 	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %.0f", k, m[k])
+		parts[i] = fmt.Sprintf(format, k, m[k])
 	}
 	return strings.Join(parts, ", ")
 }

@@ -95,16 +95,3 @@ func revisionService(t *testing.T, ns, dc string, n int64) *corev1.Service {
 	require.NotEmpty(t, created.Spec.ClusterIP)
 	return created
 }
-
-// checkRanImage checks that pod's first container ran img, pulled by its digest, and
-// exited 0.
-func checkRanImage(t *testing.T, pod *corev1.Pod, img framework.PushedImage) {
-	t.Helper()
-	require.NotEmpty(t, pod.Status.ContainerStatuses, "pod %s", pod.Name)
-	st := pod.Status.ContainerStatuses[0]
-	assert.Equal(t, img.Ref, st.Image, "pod %s", pod.Name)
-	assert.Contains(t, st.ImageID, "@"+img.Digest, "pod %s runs the image this suite pushed", pod.Name)
-	require.NotNil(t, st.State.Terminated, "pod %s: %+v", pod.Name, st.State)
-	assert.Zero(t, st.State.Terminated.ExitCode, "pod %s", pod.Name)
-	assert.NotEmpty(t, st.State.Terminated.ContainerID, "pod %s", pod.Name)
-}

@@ -12,6 +12,8 @@ package realnode
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -59,4 +61,35 @@ func logOf(t *testing.T, ns, pod string) string {
 		t.Fatalf("reading the log of %s/%s: %v", ns, pod, err)
 	}
 	return string(raw)
+}
+
+// checkRanImage checks that pod's first container ran img, pulled by its digest, and
+// exited 0.
+func checkRanImage(t *testing.T, pod *corev1.Pod, img framework.PushedImage) {
+	t.Helper()
+	require.NotEmpty(t, pod.Status.ContainerStatuses, "pod %s", pod.Name)
+	st := pod.Status.ContainerStatuses[0]
+	assert.Equal(t, img.Ref, st.Image, "pod %s", pod.Name)
+	assert.Contains(t, st.ImageID, "@"+img.Digest, "pod %s runs the image this suite pushed", pod.Name)
+	require.NotNil(t, st.State.Terminated, "pod %s: %+v", pod.Name, st.State)
+	assert.Zero(t, st.State.Terminated.ExitCode, "pod %s", pod.Name)
+	assert.NotEmpty(t, st.State.Terminated.ContainerID, "pod %s", pod.Name)
+}
+
+// checkHooksSucceeded checks that want hook pods of revision ran a container that exited 0.
+func checkHooksSucceeded(t *testing.T, pods *framework.PodHistory, revision string, want int) {
+	t.Helper()
+	var ran int
+	for _, p := range pods.Pods() {
+		if p.Labels[stagehandv1.HookStageLabel] == "" || p.Labels[stagehandv1.RevisionLabel] != revision {
+			continue
+		}
+		require.NotEmpty(t, p.Status.ContainerStatuses, "hook pod %s", p.Name)
+		term := p.Status.ContainerStatuses[0].State.Terminated
+		require.NotNil(t, term, "hook pod %s: %+v", p.Name, p.Status.ContainerStatuses[0].State)
+		assert.Zero(t, term.ExitCode, "hook pod %s", p.Name)
+		assert.NotEmpty(t, term.ContainerID, "hook pod %s", p.Name)
+		ran++
+	}
+	assert.Equal(t, want, ran, "hook pods of revision %s", revision)
 }

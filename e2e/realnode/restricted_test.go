@@ -82,24 +82,6 @@ func refusedContainer(pod *corev1.Pod) *corev1.ContainerStateWaiting {
 	return nil
 }
 
-// checkHooksSucceeded checks that want hook pods of revision ran a container that exited 0.
-func checkHooksSucceeded(t *testing.T, pods *framework.PodHistory, revision string, want int) {
-	t.Helper()
-	var ran int
-	for _, p := range pods.Pods() {
-		if p.Labels[stagehandv1.HookStageLabel] == "" || p.Labels[stagehandv1.RevisionLabel] != revision {
-			continue
-		}
-		require.NotEmpty(t, p.Status.ContainerStatuses, "hook pod %s", p.Name)
-		term := p.Status.ContainerStatuses[0].State.Terminated
-		require.NotNil(t, term, "hook pod %s: %+v", p.Name, p.Status.ContainerStatuses[0].State)
-		assert.Zero(t, term.ExitCode, "hook pod %s", p.Name)
-		assert.NotEmpty(t, term.ContainerID, "hook pod %s", p.Name)
-		ran++
-	}
-	assert.Equal(t, want, ran, "hook pods of revision %s", revision)
-}
-
 // execIn runs command in a container of a running pod (kubectl exec) and returns its
 // stdout; the test fails when it cannot run or exits non-zero.
 func execIn(t *testing.T, ns, pod, container string, command ...string) string {

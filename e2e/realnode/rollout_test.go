@@ -66,21 +66,6 @@ func checkRanOnRealNode(t *testing.T, pods *framework.PodHistory, deployer strin
 	pods.LogAll(t)
 	deployers := pods.Named(deployer)
 	require.Len(t, deployers, 1)
-	st := deployers[0].Status.ContainerStatuses
-	require.NotEmpty(t, st)
-	pushed := env.RealImage(t, "stagehand/deployer")
-	assert.Equal(t, pushed.Ref, st[0].Image)
-	assert.Contains(t, st[0].ImageID, "@"+pushed.Digest, "the deployer pod runs the image this suite pushed")
-	revision := deployers[0].Labels[stagehandv1.RevisionLabel]
-	var ran int
-	for _, p := range pods.Pods() {
-		if p.Labels[stagehandv1.HookStageLabel] != "" && p.Labels[stagehandv1.RevisionLabel] == revision {
-			require.NotEmpty(t, p.Status.ContainerStatuses, "hook pod %s", p.Name)
-			term := p.Status.ContainerStatuses[0].State.Terminated
-			require.NotNil(t, term, "hook pod %s: %v", p.Name, p.Status.ContainerStatuses[0].State)
-			assert.Zero(t, term.ExitCode, "hook pod %s", p.Name)
-			ran++
-		}
-	}
-	assert.Equal(t, hooks, ran, "hook pods of revision %s", revision)
+	checkRanImage(t, deployers[0], env.RealImage(t, "stagehand/deployer"))
+	checkHooksSucceeded(t, pods, deployers[0].Labels[stagehandv1.RevisionLabel], hooks)
 }
