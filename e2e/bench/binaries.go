@@ -314,7 +314,17 @@ func vmHWM(pid int) float64 {
 	return 0
 }
 
-func (r *BinariesResult) targets() []Target { return nil }
+// deployerSizeTarget is issue 38's bound on the deployer binary, in MB (10^6 bytes).
+const deployerSizeTarget = 20.0
+
+func (r *BinariesResult) targets() []Target {
+	t := Target{Goal: fmt.Sprintf("deployer binary ≤ %s MB", trimFloat(deployerSizeTarget)), Limit: deployerSizeTarget, Unit: "MB", Status: "not measured"}
+	if r.DeployerMiB > 0 {
+		t.Measured = r.DeployerMiB * mib / 1e6
+		t.Status = status(t.Measured <= deployerSizeTarget)
+	}
+	return []Target{t}
+}
 
 func (r *BinariesResult) markdown(p func(format string, args ...any)) {
 	p("## Binaries\n\n")

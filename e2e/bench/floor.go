@@ -1,9 +1,10 @@
 package main
 
-// The third side of the many part's first rollouts: bare run-once pods shaped like deployer
-// pods, with nothing to deploy. A DC rollout runs one deployer pod that a Deployment does
-// not, so the cost of one such pod's life on this machine is the floor the DC side cannot
-// go below (floorreport.go turns it into figures).
+// The third side of the many part's first rollouts: the floor. A DC rollout runs one
+// deployer pod that a Deployment does not, so the least it can cost on this machine is a
+// Deployment's rollout and one bare run-once pod of the deployer pod's shape, with nothing
+// to deploy. The floor side creates as many of both as there are DCs, together, and times
+// them together (floorreport.go turns it into figures and targets).
 
 import (
 	"context"
@@ -28,55 +29,85 @@ const (
 	floorPodForLabel   = "bench.stagehand.dev/pod-for"
 )
 
-// firstBarePods times manyFirst bare run-once pods created at once in a fresh namespace,
-// alone, from the first create to the last one Succeeded, with the same CPU and request
-// accounting as the DC and Deployment sides.
-func (r *ManyResult) firstBarePods(ctx context.Context, env *framework.Env, cl *bulkClients) error {
-	ns, err := newNamespace(ctx, env, "bench-many-pod-")
+// firstFloor times the floor of manyFirst DC first rollouts: manyFirst one-replica
+// Deployments and manyFirst bare run-once pods created together in a fresh namespace
+// (interleaved, with the same concurrent creates as the other sides), from the first create
+// to the last Deployment available and the last pod Succeeded, with the same CPU and
+// request accounting as the DC and Deployment sides.
+func (r *ManyResult) firstFloor(ctx context.Context, env *framework.Env, cl *bulkClients) error {
+	ns, err := newNamespace(ctx, env, "bench-many-floor-")
 	if err != nil {
 		return err
 	}
+	defer deleteNamespace(ctx, env, ns)
 	// The deployer's account, made here as the controller makes it for a DC's namespace;
 	// the pods do not call the API, so no RoleBinding.
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: stagehandv1.DeployerServiceAccountName}}
 	if _, err := env.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		deleteNamespace(ctx, env, ns)
 		return fmt.Errorf("creating the ServiceAccount of the bare pods: %w", err)
 	}
 	image := framework.TestImages().TestApp
-	logf("many: %d bare run-once pods (%s exit 0) created at once in %s", manyFirst, image, ns)
+	logf("many: the floor: %d one-replica Deployments and %d bare run-once pods (%s exit 0) created together in %s",
+		manyFirst, manyFirst, image, ns)
+	deployments, err := trackDeployments(ctx, cl, ns, manyFirst)
+	if err != nil {
+		return err
+	}
+	pods, err := trackBarePods(ctx, cl, ns, manyFirst)
+	if err != nil {
+		return err
+	}
 	metricsBefore := snapshotMetrics(ctx, env)
 	machine, byBinary := machineCPU(), cpuByBinary()
-	podMS, failed, reasons, err := barePodsAll(ctx, cl, ns, image, manyFirst, manyFirstLimit)
-	r.FirstBarePodMachineCPUSeconds = machineCPU() - machine
-	r.FirstBarePodThrottle = throttleSince(ctx, env, metricsBefore, manyFirst)
-	r.FirstBarePodCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
-	logf("many: CPU while the bare pods ran: machine %.1f s; by binary %s", r.FirstBarePodMachineCPUSeconds, cpuList(r.FirstBarePodCPUByBinary))
-	deleteNamespace(ctx, env, ns)
-	if err != nil {
-		return fmt.Errorf("%d bare pods: %w", manyFirst, err)
+	start := time.Now()
+	err = parallel(2*manyFirst, bulkWorkers, func(i int) error {
+		if i%2 == 0 {
+			return createBenchDeployment(ctx, cl, ns, i/2)
+		}
+		_, err := cl.kube.CoreV1().Pods(ns).Create(ctx, barePod(manyName("p", i/2)+"-1", ns, image), metav1.CreateOptions{})
+		return err
+	})
+	if err == nil {
+		err = deployments.wait(ctx, manyFirstLimit)
 	}
-	r.FirstBarePodMS, r.FirstBarePodFailed, r.FirstBarePodFailReasons = podMS, failed, reasons
-	for _, line := range reasons {
+	if err == nil {
+		err = pods.wait(ctx, manyFirstLimit)
+	}
+	r.FirstFloorMachineCPUSeconds = machineCPU() - machine
+	r.FirstFloorThrottle = throttleSince(ctx, env, metricsBefore, manyFirst)
+	r.FirstFloorCPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 8)
+	logf("many: CPU while the floor ran: machine %.1f s; by binary %s", r.FirstFloorMachineCPUSeconds, cpuList(r.FirstFloorCPUByBinary))
+	if err != nil {
+		return fmt.Errorf("the floor (%d Deployments and %d bare pods): %w", manyFirst, manyFirst, err)
+	}
+	dLast, _, _ := deployments.result()
+	pLast, _, failed := pods.result()
+	r.FirstFloorDeploymentsMS, r.FirstFloorPodsMS = sinceMS(start, dLast), sinceMS(start, pLast)
+	r.FirstFloorMS = max(r.FirstFloorDeploymentsMS, r.FirstFloorPodsMS)
+	r.FirstFloorPodsFailed, r.FirstFloorPodFailReasons = failed, pods.failReasons()
+	for _, line := range r.FirstFloorPodFailReasons {
 		logf("many: bare pod failed: %s", line)
 	}
 	r.Floor = manyFloor(r)
-	logf("many: %d bare pods Succeeded in %s (%d failed)", manyFirst, ms(podMS), failed)
+	logf("many: the floor done in %s (the Deployments available at %s, the bare pods Succeeded at %s, %d failed)",
+		ms(r.FirstFloorMS), ms(r.FirstFloorDeploymentsMS), ms(r.FirstFloorPodsMS), failed)
 	if f := r.Floor; f != nil {
-		logf("many: floor of a DC rollout = Deployment + bare pod: %s, %.2f× the Deployments' time (DCs measured %.2f×)", ms(f.MS), f.Ratio, r.FirstRatio)
+		logf("many: DCs %.2f× the floor's time (%.2f× the Deployments'); the floor is %.2f× the Deployments' time",
+			f.DCRatio, r.FirstRatio, f.DeploymentRatio)
 	}
 	return nil
 }
 
-// barePodsAll creates n bare pods at once in ns and returns the time from the first create
-// to the last one Succeeded, how many Failed, and why.
-func barePodsAll(ctx context.Context, cl *bulkClients, ns, image string, n int, limit time.Duration) (float64, int, []string, error) {
+// trackBarePods watches ns for n bare pods to end: Succeeded, or Failed (and why).
+func trackBarePods(ctx context.Context, cl *bulkClients, ns string, n int) (*tracker, error) {
 	t := newTracker(n)
-	list, err := cl.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	// Only the bare pods: the Deployments' pods share the namespace.
+	list, err := cl.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: floorPodForLabel})
 	if err != nil {
-		return 0, 0, nil, err
+		return nil, err
 	}
 	t.watch(ctx, list.ResourceVersion, func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+		lo.LabelSelector = floorPodForLabel
 		return cl.kube.CoreV1().Pods(ns).Watch(ctx, lo)
 	}, func(obj any) (string, int) {
 		p, ok := obj.(*corev1.Pod)
@@ -92,19 +123,7 @@ func barePodsAll(ctx context.Context, cl *bulkClients, ns, image string, n int, 
 		}
 		return "", 0
 	})
-	start := time.Now()
-	err = parallel(n, bulkWorkers, func(i int) error {
-		_, err := cl.kube.CoreV1().Pods(ns).Create(ctx, barePod(manyName("p", i)+"-1", ns, image), metav1.CreateOptions{})
-		return err
-	})
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	if err := t.wait(ctx, limit); err != nil {
-		return 0, 0, nil, err
-	}
-	last, _, failed := t.result()
-	return sinceMS(start, last), failed, t.failReasons(), nil
+	return t, nil
 }
 
 // barePod is a pod of the deployer pod's shape (controller/deployerpod NewPod, copied: e2e

@@ -2,39 +2,59 @@ package main
 
 import "fmt"
 
-// ManyFloor is the floor of a DC's first rollout on this machine: the Deployment's cost
-// plus one bare run-once pod's (floor.go), the least a rollout that runs a deployer pod
-// and then scales a ReplicaSet can cost here.
+// The issue's goals for manyFirst first rollouts at once, against the floor measured in the
+// same run (issue 38).
+const (
+	floorTimeTarget = 1.15
+	floorCPUTarget  = 1.3
+)
+
+// ManyFloor is the floor of a DC's first rollout on this machine, from the floor side
+// (floor.go): a Deployment's rollout plus one bare run-once pod's life, measured together,
+// and the DCs' and the Deployments' figures as ratios to it.
 type ManyFloor struct {
-	// MS is the Deployments' time plus the bare pods' time, for manyFirst of each.
+	// MS is the floor side's time, for manyFirst of each.
 	MS float64 `json:"ms"`
-	// Ratio is MS over the Deployments' time: the DC/Deployment ratio of the floor.
-	Ratio float64 `json:"ratio"`
-	// APIServerCPUMS is kube-apiserver CPU per rollout, Deployment's plus bare pod's, in
-	// milliseconds; APIServerCPURatio is that over the Deployment's. Both are 0 when the
-	// CPU by binary was not read.
-	APIServerCPUMS    float64 `json:"apiserverCpuMsPerRollout,omitempty"`
-	APIServerCPURatio float64 `json:"apiserverCpuRatio,omitempty"`
-	// RequestsPerRollout is the apiserver's requests per rollout, Deployment's plus bare
-	// pod's (0 when the metrics were not read).
+	// DCRatio is the DCs' time over the floor's; DeploymentRatio the floor's over the
+	// Deployments'.
+	DCRatio         float64 `json:"dcRatio"`
+	DeploymentRatio float64 `json:"deploymentRatio"`
+	// APIServerCPUMS is kube-apiserver CPU per floor rollout (a Deployment and a bare pod),
+	// in milliseconds; DCAPIServerCPURatio is the DCs' per rollout over it, and
+	// DeploymentAPIServerCPURatio the floor's over the Deployments'. All 0 when the CPU by
+	// binary was not read.
+	APIServerCPUMS              float64 `json:"apiserverCpuMsPerRollout,omitempty"`
+	DCAPIServerCPURatio         float64 `json:"dcApiserverCpuRatio,omitempty"`
+	DeploymentAPIServerCPURatio float64 `json:"deploymentApiserverCpuRatio,omitempty"`
+	// RequestsPerRollout is the floor's apiserver requests per rollout, DCRequestsRatio the
+	// DCs' over it (0 when the metrics were not read).
 	RequestsPerRollout float64 `json:"requestsPerRollout,omitempty"`
+	DCRequestsRatio    float64 `json:"dcRequestsRatio,omitempty"`
 }
 
-// manyFloor adds the bare pods' cost to the Deployments'; nil when either side has no time.
+// manyFloor turns the floor side into ratios; nil when the floor was not measured.
 func manyFloor(r *ManyResult) *ManyFloor {
-	if r.FirstDeploymentMS <= 0 || r.FirstBarePodMS <= 0 {
+	if r.FirstFloorMS <= 0 {
 		return nil
 	}
-	f := &ManyFloor{MS: r.FirstDeploymentMS + r.FirstBarePodMS}
-	f.Ratio = f.MS / r.FirstDeploymentMS
-	d, dok := perObjectMS(r.FirstDeploymentCPUByBinary, "kube-apiserver", r.FirstCount)
-	p, pok := perObjectMS(r.FirstBarePodCPUByBinary, "kube-apiserver", r.FirstCount)
-	if dok && pok && d > 0 {
-		f.APIServerCPUMS = d + p
-		f.APIServerCPURatio = f.APIServerCPUMS / d
+	f := &ManyFloor{MS: r.FirstFloorMS, DCRatio: r.FirstDCMS / r.FirstFloorMS}
+	if r.FirstDeploymentMS > 0 {
+		f.DeploymentRatio = r.FirstFloorMS / r.FirstDeploymentMS
 	}
-	if r.FirstDeploymentThrottle != nil && r.FirstBarePodThrottle != nil {
-		f.RequestsPerRollout = r.FirstDeploymentThrottle.TotalPerRollout + r.FirstBarePodThrottle.TotalPerRollout
+	if fl, ok := perObjectMS(r.FirstFloorCPUByBinary, "kube-apiserver", r.FirstCount); ok && fl > 0 {
+		f.APIServerCPUMS = fl
+		if dc, ok := perObjectMS(r.FirstCPUByBinary, "kube-apiserver", r.FirstCount); ok {
+			f.DCAPIServerCPURatio = dc / fl
+		}
+		if d, ok := perObjectMS(r.FirstDeploymentCPUByBinary, "kube-apiserver", r.FirstCount); ok && d > 0 {
+			f.DeploymentAPIServerCPURatio = fl / d
+		}
+	}
+	if t := r.FirstFloorThrottle; t != nil && t.TotalPerRollout > 0 {
+		f.RequestsPerRollout = t.TotalPerRollout
+		if r.FirstDCThrottle != nil {
+			f.DCRequestsRatio = r.FirstDCThrottle.TotalPerRollout / t.TotalPerRollout
+		}
 	}
 	return f
 }
@@ -48,74 +68,77 @@ func perObjectMS(cpu map[string]float64, binary string, n int) (float64, bool) {
 	return v / float64(n) * 1000, true
 }
 
-// floorMarkdown writes the three sides of the first rollouts per object, and the floor.
+// floorTargets are the first rollouts' targets against the floor.
+func (r *ManyResult) floorTargets() []Target {
+	t := Target{Goal: fmt.Sprintf("%d first rollouts at once: DC time ≤ %s× the floor's", r.FirstCount, trimFloat(floorTimeTarget)),
+		Limit: floorTimeTarget, Unit: "ratio", Status: "not measured"}
+	c := Target{Goal: fmt.Sprintf("kube-apiserver CPU per DC first rollout (%d at once) ≤ %s× the floor's", r.FirstCount, trimFloat(floorCPUTarget)),
+		Limit: floorCPUTarget, Unit: "ratio", Status: "not measured"}
+	f := manyFloor(r)
+	if f != nil && r.FirstDCMS > 0 {
+		t.Measured, t.Status = f.DCRatio, status(f.DCRatio <= floorTimeTarget)
+		t.Note = fmt.Sprintf("DCs %s, floor %s, Deployments %s", ms(r.FirstDCMS), ms(f.MS), ms(r.FirstDeploymentMS))
+	}
+	if f != nil && f.DCAPIServerCPURatio > 0 {
+		c.Measured, c.Status = f.DCAPIServerCPURatio, status(f.DCAPIServerCPURatio <= floorCPUTarget)
+		c.Note = fmt.Sprintf("%.1f ms against the floor's %.1f ms", f.DCAPIServerCPURatio*f.APIServerCPUMS, f.APIServerCPUMS)
+	}
+	return []Target{t, c}
+}
+
+// floorMarkdown writes the three sides of the first rollouts per object, as ratios to the
+// floor and to the Deployments.
 func (r *ManyResult) floorMarkdown(p func(format string, args ...any)) {
-	if r.FirstBarePodMS <= 0 {
-		return
-	}
-	p("**The deployer pod's floor.** Every DC revision runs a deployer pod, which a Deployment does not. To see what\n")
-	p("one such pod's life costs by itself here (create, schedule and bind, service account token, status updates by\n")
-	p("the node agent, run, exit), %d bare run-once pods of the deployer pod's shape (restartPolicy Never, the\n", r.FirstCount)
-	p("`stagehand-deployer` service account's token, the same security context, resources, environment and\n")
-	p("activeDeadlineSeconds, no owner) whose container is the test app's `exit 0` are then created the same way, alone,\n")
-	p("in a fresh namespace, timed from the first create to the last one Succeeded.\n\n")
-	cell := func(cpu map[string]float64, binary string) string {
-		if v, ok := perObjectMS(cpu, binary, r.FirstCount); ok {
-			return fmt.Sprintf("%.1f ms", v)
-		}
-		return "not measured"
-	}
-	machine := func(seconds float64) string {
-		if seconds <= 0 || r.FirstCount <= 0 {
-			return "not measured"
-		}
-		return fmt.Sprintf("%.1f ms", seconds/float64(r.FirstCount)*1000)
-	}
-	requests := func(t *Throttle) string {
-		if t == nil {
-			return "not measured"
-		}
-		return fmt.Sprintf("%.1f", t.TotalPerRollout)
-	}
-	p("| %d created at once | time to the last one done | kube-apiserver CPU per object | etcd CPU per object | machine CPU per object | apiserver requests per object |\n", r.FirstCount)
-	p("|---|---|---|---|---|---|\n")
-	p("| %d DeploymentConfigs | %s | %s | %s | %s | %s |\n", r.FirstCount, ms(r.FirstDCMS),
-		cell(r.FirstCPUByBinary, "kube-apiserver"), cell(r.FirstCPUByBinary, "etcd"), machine(r.FirstMachineCPUSeconds), requests(r.FirstDCThrottle))
-	p("| %d Deployments | %s | %s | %s | %s | %s |\n", r.FirstCount, ms(r.FirstDeploymentMS),
-		cell(r.FirstDeploymentCPUByBinary, "kube-apiserver"), cell(r.FirstDeploymentCPUByBinary, "etcd"), machine(r.FirstDeploymentMachineCPUSeconds), requests(r.FirstDeploymentThrottle))
-	p("| %d bare run-once pods (the deployer pod's floor) | %s | %s | %s | %s | %s |\n\n", r.FirstCount, ms(r.FirstBarePodMS),
-		cell(r.FirstBarePodCPUByBinary, "kube-apiserver"), cell(r.FirstBarePodCPUByBinary, "etcd"), machine(r.FirstBarePodMachineCPUSeconds), requests(r.FirstBarePodThrottle))
-	if r.FirstBarePodFailed > 0 {
-		p("%d of the bare pods Failed: %v.\n\n", r.FirstBarePodFailed, r.FirstBarePodFailReasons)
-	}
-	f := r.Floor
+	f := manyFloor(r)
 	if f == nil {
+		p("The floor was not measured in this run (`-many-floor=false`).\n\n")
 		return
 	}
-	p("Floor of a DC rollout = Deployment + bare pod: **%s**, i.e. **%.2f×** the Deployments' time", ms(f.MS), f.Ratio)
-	if f.APIServerCPUMS > 0 {
-		p("; apiserver CPU %.1f ms per rollout = %.2f× the Deployment's", f.APIServerCPUMS, f.APIServerCPURatio)
+	cpu := func(m map[string]float64, binary string) (float64, string) {
+		if v, ok := perObjectMS(m, binary, r.FirstCount); ok {
+			return v, fmt.Sprintf("%.1f ms", v)
+		}
+		return 0, "not measured"
 	}
-	p(".\n")
-	if f.RequestsPerRollout > 0 {
-		p("Apiserver requests of the floor: %.1f per rollout.\n", f.RequestsPerRollout)
+	ratio := func(x, of float64) string {
+		if x <= 0 || of <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f×", x/of)
 	}
-	if f.Ratio <= manyRatioTarget {
-		p("The floor is under the DC/Deployment target of %.0f×: it leaves %.2f× (%s) for the rest of a DC's work; the DCs took %.2f×.\n",
-			manyRatioTarget, manyRatioTarget-f.Ratio, ms((manyRatioTarget-f.Ratio)*r.FirstDeploymentMS), r.FirstRatio)
-	} else {
-		p("The floor alone is over the DC/Deployment target of %.0f× on this machine; the DCs took %.2f×.\n", manyRatioTarget, r.FirstRatio)
+	requests := func(t *Throttle) (float64, string) {
+		if t == nil {
+			return 0, "not measured"
+		}
+		return t.TotalPerRollout, fmt.Sprintf("%.1f", t.TotalPerRollout)
 	}
-	listed := 0.0
-	for _, v := range r.FirstBarePodCPUByBinary {
-		listed += v
+	fCPU, _ := cpu(r.FirstFloorCPUByBinary, "kube-apiserver")
+	dCPU, _ := cpu(r.FirstDeploymentCPUByBinary, "kube-apiserver")
+	fReq, _ := requests(r.FirstFloorThrottle)
+	p("| %d first rollouts | time to the last one done | ÷ floor | ÷ Deployments | kube-apiserver CPU per rollout | ÷ floor | ÷ Deployments | etcd CPU per rollout | requests per rollout | ÷ floor |\n", r.FirstCount)
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, t float64, cpuBy map[string]float64, th *Throttle) {
+		c, cs := cpu(cpuBy, "kube-apiserver")
+		_, es := cpu(cpuBy, "etcd")
+		q, qs := requests(th)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, ms(t), ratio(t, f.MS), ratio(t, r.FirstDeploymentMS),
+			cs, ratio(c, fCPU), ratio(c, dCPU), es, qs, ratio(q, fReq))
 	}
-	p("While the bare pods ran, the machine was busy for %.1f CPU seconds of the %.1f its %d CPUs had; the processes\n",
-		r.FirstBarePodMachineCPUSeconds, r.FirstBarePodMS/1000*float64(r.FirstCPUs), r.FirstCPUs)
-	p("alive at the end used: %s (the node agent runs in the bench's process). The other %.1f s went to\n", cpuList(r.FirstBarePodCPUByBinary), r.FirstBarePodMachineCPUSeconds-listed)
-	p("processes that had ended by then, each pod's shim and test app among them.\n")
-	if t := r.FirstBarePodThrottle; t != nil {
-		p("The apiserver's most frequent requests per bare pod: %s.\n", requestsList(t.RequestsPerRollout))
+	row("DeploymentConfigs", r.FirstDCMS, r.FirstCPUByBinary, r.FirstDCThrottle)
+	row("**floor**: Deployments + bare pods, together", f.MS, r.FirstFloorCPUByBinary, r.FirstFloorThrottle)
+	row("Deployments", r.FirstDeploymentMS, r.FirstDeploymentCPUByBinary, r.FirstDeploymentThrottle)
+	p("\n")
+	p("In the floor, the last Deployment was available at %s and the last bare pod Succeeded at %s.\n",
+		ms(r.FirstFloorDeploymentsMS), ms(r.FirstFloorPodsMS))
+	if r.FirstFloorPodsFailed > 0 {
+		p("%d of the bare pods Failed: %v.\n", r.FirstFloorPodsFailed, r.FirstFloorPodFailReasons)
+	}
+	p("While the floor ran, the machine was busy for %.1f CPU seconds of the %.1f its %d CPUs had; the processes\n",
+		r.FirstFloorMachineCPUSeconds, f.MS/1000*float64(r.FirstCPUs), r.FirstCPUs)
+	p("alive at the end used: %s (the node agent runs in the bench's process; each pod's shim and test app had\n", cpuList(r.FirstFloorCPUByBinary))
+	p("ended by then).\n")
+	if t := r.FirstFloorThrottle; t != nil {
+		p("The apiserver's most frequent requests per floor rollout: %s.\n", requestsList(t.RequestsPerRollout))
 	}
 	p("\n")
 }

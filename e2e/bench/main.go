@@ -81,7 +81,7 @@ func main() {
 	flag.Int64Var(&o.seed, "seed", 0, "seed of the rounds' random start within the second (default: from the clock; the run logs it)")
 	flag.IntVar(&o.manyRolling, "many-rolling", manyRolling, "DeploymentConfigs rolling at once in the many part (0 skips that half)")
 	flag.BoolVar(&o.apf, "apf", true, "run the local cluster's apiserver with API Priority and Fairness, as real clusters do (-apf=false: without)")
-	flag.BoolVar(&o.manyFloor, "many-floor", true, "in the many part, also time as many bare run-once pods of the deployer pod's shape (the floor of a DC rollout)")
+	flag.BoolVar(&o.manyFloor, "many-floor", true, "in the many part, also time the floor of a DC rollout: as many Deployments and bare run-once pods of the deployer pod's shape, created together")
 	flag.IntVar(&o.taxDeployments, "tax-deployments", taxDeployments, "one-replica Deployments of each phase of the tax part (before install, installed, after uninstall)")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")

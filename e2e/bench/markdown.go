@@ -85,7 +85,7 @@ func markdown(res *Results) string {
 	p("From the template change to each step of the DeploymentConfig's new revision, from watch events.\n\n")
 	if f := res.FixedOverhead; f != nil {
 		p("**Dedicated measurement**: a Rolling DeploymentConfig of one replica, alone in its namespace (no Deployment\n")
-		p("rolling beside it), %d rounds. The issue's target (spec change → first scale ≤ 500 ms) is checked here.\n\n", len(f.Rounds))
+		p("rolling beside it), %d rounds. The target (spec change → first scale ≤ %s ms) is checked here.\n\n", len(f.Rounds), trimFloat(fixedOverheadTarget))
 		timelineHeader(p)
 		for _, r := range f.Rounds {
 			timelineRow(p, fmt.Sprintf("round %d (revision %d)", r.Round, r.Revision), r, "")

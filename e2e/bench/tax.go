@@ -164,7 +164,7 @@ func taxPhase(ctx context.Context, env *framework.Env, cl *bulkClients, pid int,
 	logf("tax: %s: %d one-replica Deployments created at once in %s", name, n, ns)
 	before := apiserverMetrics(ctx, env)
 	cpu, machine, byBinary := procCPU(pid), machineCPU(), cpuByBinary()
-	p.MS, err = deploymentsAll(ctx, env, cl, ns, n, manyFirstLimit)
+	p.MS, err = deploymentsAll(ctx, cl, ns, n, manyFirstLimit)
 	p.APIServerCPUSeconds, p.MachineCPUSeconds = procCPU(pid)-cpu, machineCPU()-machine
 	p.CPUByBinary = topCPU(cpuSince(byBinary, cpuByBinary()), 6)
 	after := apiserverMetrics(ctx, env)
