@@ -53,11 +53,13 @@ type options struct {
 	manyFloor bool
 	// taxDeployments is how many Deployments each phase of the tax part creates.
 	taxDeployments int
+	// scaleDCs is how many DeploymentConfigs the scale part creates (measured at half and all).
+	scaleDCs int
 }
 
 // parts are the measurements of a run, in their order; -only picks some. The tax part
 // runs first, on a cluster of its own that it stops before the others' cluster starts.
-var parts = []string{"tax", "cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many"}
+var parts = []string{"tax", "cases", "overhead", "hooks", "binaries", "apicost", "reaction", "many", "scale"}
 
 // rng returns a random source of the run's seed: each case gets its own, so a case's
 // choices do not depend on which cases ran before it.
@@ -65,6 +67,12 @@ func (o options) rng() *rand.Rand { return rand.New(rand.NewSource(o.seed)) }
 
 // want reports whether this run takes part.
 func (o options) want(part string) bool { return len(o.only) == 0 || o.only[part] }
+
+// wantAfter reports whether this run takes a part that comes after part in parts.
+func (o options) wantAfter(part string) bool {
+	i := slices.Index(parts, part)
+	return i >= 0 && slices.ContainsFunc(parts[i+1:], o.want)
+}
 
 func main() {
 	var o options
@@ -83,6 +91,7 @@ func main() {
 	flag.BoolVar(&o.apf, "apf", true, "run the local cluster's apiserver with API Priority and Fairness, as real clusters do (-apf=false: without)")
 	flag.BoolVar(&o.manyFloor, "many-floor", true, "in the many part, also time the floor of a DC rollout: as many Deployments and bare run-once pods of the deployer pod's shape, created together")
 	flag.IntVar(&o.taxDeployments, "tax-deployments", taxDeployments, "one-replica Deployments of each phase of the tax part (before install, installed, after uninstall)")
+	flag.IntVar(&o.scaleDCs, "scale-dcs", scaleDCs, "DeploymentConfigs (0 replicas) of the scale part on one controller, measured at half of them and at all")
 	only := flag.String("only", "", "comma-separated parts to run (default all; quick: cases,overhead,binaries): "+strings.Join(parts, ","))
 	render := flag.String("render", "", "write performance.md and performance-rollout.svg again from this performance.json (into -out, default its folder) without running anything")
 	flag.Parse()
@@ -318,6 +327,12 @@ func runExtras(ctx context.Context, env *framework.Env, o options, res *Results)
 		logf("many: first rollouts at once, DeploymentConfigs vs Deployments")
 		if res.Many, err = measureMany(ctx, env, o); err != nil {
 			return fmt.Errorf("many: %w", err)
+		}
+	}
+	if o.want("scale") {
+		logf("scale: %d DeploymentConfigs on one controller: at rest, reaction, restart", o.scaleDCs)
+		if res.Scale, err = measureScale(ctx, env, o); err != nil {
+			return fmt.Errorf("scale: %w", err)
 		}
 	}
 	return nil

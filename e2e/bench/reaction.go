@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -70,66 +71,20 @@ func measureReaction(ctx context.Context, env *framework.Env, o options) (*React
 	r.SetupMS = setup
 	logf("reaction: all %d first revisions Complete in %s", reactionDCs, ms(setup))
 
-	// One watch each for the revisions' ReplicaSets and their deployer pods, from before
-	// the first change: the first event of an object is its creation.
-	first := newFirstSeen()
-	rsList, err := env.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: stagehandv1.ConfigLabel, ResourceVersion: "0"})
-	if err != nil {
-		return nil, err
-	}
-	podList, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: revision.DeployerPods().String(), ResourceVersion: "0"})
-	if err != nil {
-		return nil, err
-	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		_ = watchUntil(wctx, rsList.ResourceVersion, func(lo metav1.ListOptions) (watch.Interface, error) {
-			lo.LabelSelector = stagehandv1.ConfigLabel
-			return env.Kube.AppsV1().ReplicaSets(ns).Watch(wctx, lo)
-		}, func(obj runtime.Object, at time.Time) bool {
-			if m, ok := obj.(metav1.Object); ok {
-				first.see("rs/"+m.GetName(), at)
-			}
-			return false
-		})
-	}()
-	go func() {
-		_ = watchUntil(wctx, podList.ResourceVersion, func(lo metav1.ListOptions) (watch.Interface, error) {
-			lo.LabelSelector = revision.DeployerPods().String()
-			return env.Kube.CoreV1().Pods(ns).Watch(wctx, lo)
-		}, func(obj runtime.Object, at time.Time) bool {
-			if p, ok := obj.(*corev1.Pod); ok {
-				first.see("pod/"+p.Labels[stagehandv1.DeployerPodForLabel], at)
-			}
-			return false
-		})
-	}()
-
+	first, err := watchRevisionStarts(wctx, env, ns)
+	if err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(uint64(r.Seed), 0))
-	picks := rng.Perm(reactionDCs)[:reactionChanges]
+	var picks []types.NamespacedName
+	for _, i := range rng.Perm(reactionDCs)[:reactionChanges] {
+		picks = append(picks, types.NamespacedName{Namespace: ns, Name: manyName("r", i)})
+	}
 	logf("reaction: changing %d of them one at a time (seed %d)", reactionChanges, r.Seed)
-	client := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	for n, i := range picks {
-		name := manyName("r", i)
-		rsName := stagehandv1.RevisionName(name, 2)
-		var start time.Time
-		err := changeDC(ctx, client, name, 2, &start)
-		if err != nil {
-			return nil, fmt.Errorf("changing %s: %w", name, err)
-		}
-		podAt, err := first.wait(ctx, "pod/"+rsName, 30*time.Second)
-		if err != nil {
-			return nil, fmt.Errorf("change %d (%s): no deployer pod: %w", n+1, name, err)
-		}
-		rsAt, _ := first.wait(ctx, "rs/"+rsName, time.Second)
-		r.DeployerPodMS = append(r.DeployerPodMS, sinceMS(start, podAt))
-		r.RSCreatedMS = append(r.RSCreatedMS, sinceMS(start, rsAt))
-		// The next change waits until this rollout is over, so that no change queues
-		// behind another one's work.
-		if err := waitRevisionComplete(ctx, env, ns, name, 2, time.Minute); err != nil {
-			return nil, fmt.Errorf("change %d (%s): %w", n+1, name, err)
-		}
+	if r.RSCreatedMS, r.DeployerPodMS, err = timeChanges(ctx, env, first, picks, 2); err != nil {
+		return nil, err
 	}
 	r.summarize()
 	logf("reaction: spec change → ReplicaSet p50 %s p99 %s; → deployer pod p50 %s p99 %s max %s",
@@ -163,6 +118,75 @@ func (r *ReactionResult) markdown(p func(format string, args ...any)) {
 	p("| spec change → | p50 | p99 | max |\n|---|---|---|---|\n")
 	p("| ReplicaSet `<name>-2` created | %s | %s | %s |\n", ms(r.RSCreatedP50MS), ms(r.RSCreatedP99MS), ms(percentile(r.RSCreatedMS, 100)))
 	p("| deployer pod created | %s | **%s** | %s |\n", ms(r.DeployerPodP50MS), ms(r.DeployerPodP99MS), ms(r.DeployerPodMaxMS))
+}
+
+// watchRevisionStarts records when revisions' ReplicaSets and deployer pods are first
+// seen in ns (every namespace when ns is ""), keyed by rsKey and podKey: one watch of each,
+// opened from a list before any change, so that an object's first event is its creation.
+// The watches run until ctx is done.
+func watchRevisionStarts(ctx context.Context, env *framework.Env, ns string) (*firstSeen, error) {
+	first := newFirstSeen()
+	// One item is enough: the list is read for its resource version, to watch from.
+	rsList, err := env.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: stagehandv1.ConfigLabel, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	podList, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: revision.DeployerPods().String(), Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_ = watchUntil(ctx, rsList.ResourceVersion, func(lo metav1.ListOptions) (watch.Interface, error) {
+			lo.LabelSelector = stagehandv1.ConfigLabel
+			return env.Kube.AppsV1().ReplicaSets(ns).Watch(ctx, lo)
+		}, func(obj runtime.Object, at time.Time) bool {
+			if m, ok := obj.(metav1.Object); ok {
+				first.see(rsKey(m.GetNamespace(), m.GetName()), at)
+			}
+			return false
+		})
+	}()
+	go func() {
+		_ = watchUntil(ctx, podList.ResourceVersion, func(lo metav1.ListOptions) (watch.Interface, error) {
+			lo.LabelSelector = revision.DeployerPods().String()
+			return env.Kube.CoreV1().Pods(ns).Watch(ctx, lo)
+		}, func(obj runtime.Object, at time.Time) bool {
+			if p, ok := obj.(*corev1.Pod); ok {
+				first.see(podKey(p.Namespace, p.Labels[stagehandv1.DeployerPodForLabel]), at)
+			}
+			return false
+		})
+	}()
+	return first, nil
+}
+
+func rsKey(ns, rs string) string  { return "rs/" + ns + "/" + rs }
+func podKey(ns, rs string) string { return "pod/" + ns + "/" + rs }
+
+// timeChanges changes the template of each DC in dcs to version rev, one at a time, which
+// makes its revision rev, and times each update's send → the first event of that
+// revision's ReplicaSet and of its deployer pod (first must watch their namespaces). Each
+// change waits until the revision before it is Complete, so that no change queues behind
+// another one's work.
+func timeChanges(ctx context.Context, env *framework.Env, first *firstSeen, dcs []types.NamespacedName, rev int64) (rsMS, podMS []float64, err error) {
+	for n, dc := range dcs {
+		rsName := stagehandv1.RevisionName(dc.Name, rev)
+		var start time.Time
+		if err := changeDC(ctx, env.Stagehand.StagehandV1alpha1().DeploymentConfigs(dc.Namespace), dc.Name, int(rev), &start); err != nil {
+			return nil, nil, fmt.Errorf("changing %s: %w", dc, err)
+		}
+		podAt, err := first.wait(ctx, podKey(dc.Namespace, rsName), 30*time.Second)
+		if err != nil {
+			return nil, nil, fmt.Errorf("change %d (%s): no deployer pod: %w", n+1, dc, err)
+		}
+		rsAt, _ := first.wait(ctx, rsKey(dc.Namespace, rsName), time.Second)
+		podMS = append(podMS, sinceMS(start, podAt))
+		rsMS = append(rsMS, sinceMS(start, rsAt))
+		if err := waitRevisionComplete(ctx, env, dc.Namespace, dc.Name, rev, time.Minute); err != nil {
+			return nil, nil, fmt.Errorf("change %d (%s): %w", n+1, dc, err)
+		}
+	}
+	return rsMS, podMS, nil
 }
 
 // percentile is the nearest-rank percentile q (0–100) of xs; 0 for none.

@@ -30,6 +30,7 @@ type Results struct {
 	APICost  *APICostResult  `json:"apiCost,omitempty"`  // apicost.go
 	Reaction *ReactionResult `json:"reaction,omitempty"` // reaction.go
 	Many     *ManyResult     `json:"many,omitempty"`     // many.go
+	Scale    *ScaleResult    `json:"scale,omitempty"`    // scale.go
 	Tax      *TaxResult      `json:"tax,omitempty"`      // tax.go
 	Targets  []Target        `json:"targets"`
 }
@@ -59,6 +60,9 @@ func (res *Results) extras() []extra {
 	}
 	if res.Many != nil {
 		xs = append(xs, res.Many)
+	}
+	if res.Scale != nil {
+		xs = append(xs, res.Scale)
 	}
 	if res.Tax != nil {
 		xs = append(xs, res.Tax)

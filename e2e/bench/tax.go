@@ -25,8 +25,9 @@ const (
 	taxDeployments = 300
 	// taxTarget is the goal: B / mean(A1, A2) of the apiserver's CPU.
 	taxTarget = 1.05
-	// Between phases the apiserver counts as quiet once it used less than taxQuietCPU of
-	// one CPU over taxQuietWindow; the bench waits up to taxQuietLimit for that.
+	// Between phases (and before the scale part's rest) the apiserver counts as quiet once
+	// it used less than taxQuietCPU of one CPU over taxQuietWindow; the bench waits up to
+	// taxQuietLimit for that (waitIdle).
 	taxQuietCPU    = 0.10
 	taxQuietWindow = 3 * time.Second
 	taxQuietLimit  = 2 * time.Minute
@@ -111,7 +112,7 @@ func measureTax(ctx context.Context, o options, res *Results) (*TaxResult, error
 		return nil, err
 	}
 	phase := func(name string) error {
-		waitApiserverIdle(ctx, pid)
+		waitIdle(ctx, pid, "tax: apiserver")
 		p, err := taxPhase(ctx, env, cl, pid, name, r.Deployments)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -174,7 +175,7 @@ func taxPhase(ctx context.Context, env *framework.Env, cl *bulkClients, pid int,
 	}
 	p.TopRequests = topCPU(requests, 8)
 	if err == nil {
-		waitApiserverIdle(ctx, pid)
+		waitIdle(ctx, pid, "tax: apiserver")
 		p.SettledAPIServerCPUSeconds = procCPU(pid) - cpu
 	}
 	p.AdmissionSeconds = topCPU(diffSeries(before.admission, after.admission), 6)
@@ -255,25 +256,28 @@ func procCPU(pid int) float64 {
 	return 0
 }
 
-// waitApiserverIdle waits until the apiserver is quiet (see taxQuietCPU), so that no phase pays
-// for what came before it; after taxQuietLimit it goes on and says so.
-func waitApiserverIdle(ctx context.Context, pid int) {
+// waitIdle waits until process pid is quiet (below taxQuietCPU of one CPU over
+// taxQuietWindow), so that what comes next does not pay for what came before it; after
+// taxQuietLimit it goes on and says so. who names the process in the log. It returns how
+// long it waited and whether pid was quiet by then.
+func waitIdle(ctx context.Context, pid int, who string) (time.Duration, bool) {
 	began := time.Now()
 	last := procCPU(pid)
 	for time.Since(began) < taxQuietLimit {
 		select {
 		case <-ctx.Done():
-			return
+			return time.Since(began), false
 		case <-time.After(taxQuietWindow):
 		}
 		now := procCPU(pid)
 		if idle(now-last, taxQuietWindow) {
-			logf("tax: apiserver quiet after %s (%.2f CPU-s over %s)", time.Since(began).Round(time.Second), now-last, taxQuietWindow)
-			return
+			logf("%s quiet after %s (%.2f CPU-s over %s)", who, time.Since(began).Round(time.Second), now-last, taxQuietWindow)
+			return time.Since(began), true
 		}
 		last = now
 	}
-	logf("tax: apiserver still busy after %s; measuring anyway", taxQuietLimit)
+	logf("%s still busy after %s; measuring anyway", who, taxQuietLimit)
+	return time.Since(began), false
 }
 
 // idle reports whether used CPU seconds over window is below taxQuietCPU of one CPU.

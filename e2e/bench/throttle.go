@@ -106,19 +106,29 @@ func controllerMetrics(ctx context.Context, env *framework.Env) (string, error) 
 	if pod.Status.PodIP == "" {
 		return "", fmt.Errorf("the leader pod %s has no IP yet", leader)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	code, body, err := controllerGet(ctx, pod.Status.PodIP, "/metrics", 10*time.Second)
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("GET /metrics of %s: %d %s", leader, code, body)
+	}
+	return body, err
+}
+
+// controllerGet sends GET path to the controller's metrics and health port at a pod IP,
+// within limit, and returns the status code and the body.
+func controllerGet(ctx context.Context, ip, path string, limit time.Duration) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(pod.Status.PodIP, "8080")+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)
 	if err != nil {
-		return "", err
+		return 0, "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return 0, "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
-	return string(body), err
+	return resp.StatusCode, string(body), err
 }
 
 // sumSeries adds up every series of one metric in Prometheus text.
