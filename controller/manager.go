@@ -46,6 +46,10 @@ type Options struct {
 	DCWorkers, DeployerPodWorkers, ImageTriggerWorkers int
 	// Resync is the informers' resync period; 0 disables it.
 	Resync time.Duration
+	// StatusInterval is the least time between two status writes of one DC while its
+	// latest revision rolls out; 0 writes every change at once. A final status (Complete,
+	// Failed, frozen, a new latestVersion) never waits.
+	StatusInterval time.Duration
 	// Events, when set, is the client that sends the controllers' events. Give it a rate
 	// limit of its own, so that events, which are sent asynchronously and best-effort,
 	// never take the requests of a rollout; nil sends them through the main client.
@@ -122,6 +126,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if err != nil {
 		return nil, err
 	}
+	dcController.SpaceStatusWrites(opts.StatusInterval)
 	podController, err := deployerpod.NewController(kube, inf, deployerpod.Defaults{Image: opts.DeployerImage, Resources: opts.DeployerResources}, metrics, log)
 	if err != nil {
 		return nil, err

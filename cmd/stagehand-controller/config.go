@@ -50,9 +50,11 @@ type config struct {
 	ExecutionHookTTL   time.Duration               `envconfig:"EXECUTION_HOOK_TTL" default:"1h"`
 	// KubeAPIQPS 0 (the default) leaves the limit to the apiserver's Priority and Fairness
 	// where it runs, else 100/200; below 0 turns the client-side limit off (ratelimit.go).
-	KubeAPIQPS     float32       `envconfig:"KUBE_API_QPS" default:"0"`
-	KubeAPIBurst   int           `envconfig:"KUBE_API_BURST" default:"0"`
-	Resync         time.Duration `envconfig:"RESYNC" default:"10m"`
+	KubeAPIQPS   float32       `envconfig:"KUBE_API_QPS" default:"0"`
+	KubeAPIBurst int           `envconfig:"KUBE_API_BURST" default:"0"`
+	Resync       time.Duration `envconfig:"RESYNC" default:"10m"`
+	// StatusInterval spaces a DC's status writes while its latest revision rolls out.
+	StatusInterval time.Duration `envconfig:"STATUS_INTERVAL" default:"5s"`
 	LeaderElect    bool          `envconfig:"LEADER_ELECT" default:"true"`
 	LeaseName      string        `envconfig:"LEASE_NAME" default:"stagehand-controller"`
 	LeaseNamespace string        `envconfig:"LEASE_NAMESPACE"`
@@ -108,6 +110,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 		"0: none where the apiserver runs Priority and Fairness, else 100; below 0: none")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "burst of requests to the apiserver with --kube-api-qps (0: twice the QPS)")
 	fs.DurationVar(&cfg.Resync, "resync", cfg.Resync, "informer resync period (0 disables)")
+	fs.DurationVar(&cfg.StatusInterval, "status-interval", cfg.StatusInterval, "least time between two status writes of a DeploymentConfig while its latest revision rolls out (0: every change at once; Complete and Failed are always written at once)")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "run only while holding the leader Lease")
 	fs.StringVar(&cfg.LeaseName, "leader-elect-lease-name", cfg.LeaseName, "name of the leader Lease")
 	fs.StringVar(&cfg.LeaseNamespace, "leader-elect-lease-namespace", cfg.LeaseNamespace, "namespace of the leader Lease; empty: the pod's namespace, else default")

@@ -122,7 +122,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	reg, metrics, leader := newMetricsRegistry()
 
 	mgr, err := controller.NewManager(kube, stagehand, controller.Options{
-		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, Events: events,
+		Namespace: cfg.Namespace, DeployerImage: cfg.DeployerImage, DeployerResources: cfg.DeployerResources, Resync: cfg.Resync, StatusInterval: cfg.StatusInterval, Events: events,
 		DCWorkers: cfg.DCWorkers, DeployerPodWorkers: cfg.DeployerPodWorkers, ImageTriggerWorkers: cfg.ImageTriggerWorkers,
 		Exec: executionhook.NewPodExecutor(rc, kube), ExecutionHooks: executionhook.Options{TTL: cfg.ExecutionHookTTL},
 		ExecutionHookWorkers: cfg.ExecutionHookWorkers,
@@ -140,7 +140,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
 		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
-		"kubeAPIQPS": limit.QPS, "kubeAPIBurst": limit.Burst, "leaderElect": cfg.LeaderElect,
+		"kubeAPIQPS": limit.QPS, "kubeAPIBurst": limit.Burst, "leaderElect": cfg.LeaderElect, "statusInterval": cfg.StatusInterval,
 	}).Info("Starting")
 	log.WithField("qps", limit.QPS).Infof("Client-side rate limit: %s", limit.Why)
 

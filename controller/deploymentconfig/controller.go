@@ -63,6 +63,9 @@ type Controller struct {
 	// made sure of, while its informers lag behind (rbac.go).
 	access accessMemo
 
+	// pace spaces the status writes of a rollout in progress (statuspace.go).
+	pace *statusPace
+
 	// refusals remembers, per DC key, the revision whose ReplicaSet the apiserver refused,
 	// until the status says so: the cache may not have seen that status write yet.
 	refusals sync.Map
@@ -92,6 +95,7 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		recorder:  recorder,
 		metrics:   metrics,
 		log:       log.WithField("controller", QueueName),
+		pace:      newStatusPace(DefaultStatusInterval),
 	}
 	if inf.DeferPolicies != nil {
 		c.deferLister = inf.DeferPolicies.Lister()
@@ -133,6 +137,10 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 	}
 	return c, nil
 }
+
+// SpaceStatusWrites sets the least time between two status writes of one DC while its
+// latest revision rolls out; 0 writes every change at once.
+func (c *Controller) SpaceStatusWrites(interval time.Duration) { c.pace = newStatusPace(interval) }
 
 // SendEventsWith sends the controller's events through events instead of the client it
 // was built with, so that they have a rate limit of their own (see controller.Options).

@@ -47,6 +47,7 @@ func (c *Controller) startRevision(ctx context.Context, cached, dc *v1alpha1.Dep
 		return fmt.Errorf("bumping latestVersion of %s to %d: %w", dc.Name, next, err)
 	}
 	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion, updated.ResourceVersion)
+	c.pace.wrote(dc.Namespace + "/" + dc.Name)
 	dc = dc.DeepCopy()
 	dc.ObjectMeta = updated.ObjectMeta
 	dc.Status = updated.Status

@@ -135,11 +135,17 @@ func selectorString(dc *v1alpha1.DeploymentConfig) string {
 }
 
 // updateStatus writes the status computed from the revisions when it differs from the
-// cached one. A conflict is retried by the queue.
+// cached one, at once or, mid-rollout, once the status interval since the last write is
+// over (statuspace.go). A conflict is retried by the queue.
 func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
 	revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) error {
 	status := computeStatus(dc, revs, latest)
 	if apiequality.Semantic.DeepEqual(cached.Status, status) {
+		return nil
+	}
+	key := dc.Namespace + "/" + dc.Name
+	if wait := c.pace.wait(key, &cached.Status, &status); wait > 0 {
+		c.queue.AddAfter(key, wait) // the newest status then, in one write
 		return nil
 	}
 	update := cached.DeepCopy()
@@ -148,7 +154,8 @@ func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.Depl
 	if err != nil {
 		return fmt.Errorf("updating the status of %s: %w", dc.Name, err)
 	}
-	c.dcWrites.Wrote(dc.Namespace+"/"+dc.Name, cached.ResourceVersion, written.ResourceVersion)
+	c.dcWrites.Wrote(key, cached.ResourceVersion, written.ResourceVersion)
+	c.pace.wrote(key)
 	if status.Frozen != "" && status.Frozen != cached.Status.Frozen {
 		c.recorder.Eventf(dc, corev1.EventTypeWarning, v1alpha1.EventRolloutFrozen, v1alpha1.MsgRolloutFrozen, status.Frozen)
 		plumbing.SyncLog(c.log, dc.Namespace, dc.Name, status.Frozen).Warn("Rollout failed: the replicas are frozen (onFailure: Freeze)")

@@ -9,7 +9,7 @@ import (
 
 // DefaultStatusInterval is the least time between two status writes of one DC while its
 // latest revision rolls out (see statusPace).
-const DefaultStatusInterval = 2 * time.Second
+const DefaultStatusInterval = 5 * time.Second
 
 // statusPace spaces the status writes of a DC whose latest revision is rolling out. A
 // rollout moves its revision through New, Pending and Running while its pods come up, and

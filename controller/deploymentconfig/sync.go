@@ -53,6 +53,7 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 	cached, err := c.dcLister.DeploymentConfigs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.dcWrites.Forget(key)
+		c.pace.forget(key)
 		return nil // deleted: the garbage collector removes its revisions and pods
 	}
 	if err != nil {
