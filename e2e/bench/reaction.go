@@ -38,6 +38,12 @@ type ReactionResult struct {
 	Seed              int64 `json:"seed"`
 	// SetupMS is the time from the first create to all first revisions Complete.
 	SetupMS float64 `json:"setupMs"`
+	ReactionTimes
+}
+
+// ReactionTimes are spec change → the new revision's ReplicaSet and its deployer pod
+// (their first watch events), per change, and their percentiles (summarize).
+type ReactionTimes struct {
 	// RSCreatedMS and DeployerPodMS are per change, in the order of the changes.
 	RSCreatedMS      []float64 `json:"rsCreatedMs"`
 	DeployerPodMS    []float64 `json:"deployerPodMs"`
@@ -92,7 +98,7 @@ func measureReaction(ctx context.Context, env *framework.Env, o options) (*React
 	return r, nil
 }
 
-func (r *ReactionResult) summarize() {
+func (r *ReactionTimes) summarize() {
 	r.RSCreatedP50MS, r.RSCreatedP99MS = percentile(r.RSCreatedMS, 50), percentile(r.RSCreatedMS, 99)
 	r.DeployerPodP50MS, r.DeployerPodP99MS = percentile(r.DeployerPodMS, 50), percentile(r.DeployerPodMS, 99)
 	r.DeployerPodMaxMS = percentile(r.DeployerPodMS, 100)

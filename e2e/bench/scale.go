@@ -97,13 +97,7 @@ type ScalePoint struct {
 	ReplicaSets  int            `json:"replicaSets"`
 	DeployerPods map[string]int `json:"deployerPods"`
 	// Spec change → the new revision's ReplicaSet and deployer pod, per change.
-	RSCreatedMS      []float64 `json:"rsCreatedMs"`
-	DeployerPodMS    []float64 `json:"deployerPodMs"`
-	RSCreatedP50MS   float64   `json:"rsCreatedP50Ms"`
-	RSCreatedP99MS   float64   `json:"rsCreatedP99Ms"`
-	DeployerPodP50MS float64   `json:"deployerPodP50Ms"`
-	DeployerPodP99MS float64   `json:"deployerPodP99Ms"`
-	DeployerPodMaxMS float64   `json:"deployerPodMaxMs"`
+	ReactionTimes
 }
 
 func measureScale(ctx context.Context, env *framework.Env, o options) (*ScaleResult, error) {
@@ -264,9 +258,7 @@ func measurePoint(ctx context.Context, env *framework.Env, all, picks []types.Na
 	if p.RSCreatedMS, p.DeployerPodMS, err = timeChanges(ctx, env, first, picks, 2); err != nil {
 		return p, err
 	}
-	p.RSCreatedP50MS, p.RSCreatedP99MS = percentile(p.RSCreatedMS, 50), percentile(p.RSCreatedMS, 99)
-	p.DeployerPodP50MS, p.DeployerPodP99MS = percentile(p.DeployerPodMS, 50), percentile(p.DeployerPodMS, 99)
-	p.DeployerPodMaxMS = percentile(p.DeployerPodMS, 100)
+	p.summarize()
 	logf("scale: at %d DCs: spec change → deployer pod p50 %s p99 %s max %s",
 		len(all), ms(p.DeployerPodP50MS), ms(p.DeployerPodP99MS), ms(p.DeployerPodMaxMS))
 	return p, nil
