@@ -59,12 +59,16 @@ func Commands(script string) ([]Command, error) {
 	return out, nil
 }
 
-// markers stands in for every variable: $V and ${V} both read as ${V}.
-var markers = &expand.Config{Env: expand.FuncEnviron(func(name string) string { return "${" + name + "}" })}
+// markers stands in for every variable: $V and ${V} both read as ${V}. A Config keeps
+// state while it expands, so each expansion takes a fresh one: the Dockerfiles check
+// parses several Dockerfiles at once, and a shared one mixed their words.
+func markers() *expand.Config {
+	return &expand.Config{Env: expand.FuncEnviron(func(name string) string { return "${" + name + "}" })}
+}
 
 // word removes the quotes and backslashes of w, as the shell does.
 func word(w *syntax.Word) string {
-	if f, err := expand.Fields(markers, w); err == nil {
+	if f, err := expand.Fields(markers(), w); err == nil {
 		return strings.Join(f, " ")
 	}
 	var b strings.Builder
@@ -76,7 +80,7 @@ func word(w *syntax.Word) string {
 
 // assigned is the value of VAR=value: no field splitting, as in an assignment.
 func assigned(w *syntax.Word) string {
-	if s, err := expand.Literal(markers, w); err == nil {
+	if s, err := expand.Literal(markers(), w); err == nil {
 		return s
 	}
 	return word(w)
