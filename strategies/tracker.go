@@ -63,9 +63,15 @@ func (t *PodTracker) PodsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
 	if rs == nil {
 		return nil, nil
 	}
-	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	return t.PodsSelectedBy("ReplicaSet "+rs.Name, rs.Spec.Selector)
+}
+
+// PodsSelectedBy returns the cached pods that selector selects; owner names the object
+// whose selector it is, for the error about an invalid one.
+func (t *PodTracker) PodsSelectedBy(owner string, ls *metav1.LabelSelector) ([]*corev1.Pod, error) {
+	selector, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
-		return nil, Invalidf("ReplicaSet %s has an invalid selector: %v", rs.Name, err)
+		return nil, Invalidf("%s has an invalid selector: %v", owner, err)
 	}
 	var pods []*corev1.Pod
 	for _, obj := range t.store.List() {
