@@ -55,7 +55,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl stagehand defer release POD [--reason TEXT]
   kubectl stagehand convert -f openshift-dc.yaml
   kubectl stagehand adopt deployment/NAME [--dry-run=client|server] [-o yaml]
-  kubectl stagehand eject dc/NAME [--yes]`,
+  kubectl stagehand eject dc/NAME [--yes]
+  kubectl stagehand dashboard [--port 3100] [-n NS | -A] [--open]`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.String("kubectl-stagehand"),
@@ -66,5 +67,6 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		newDeferCommand(flags, streams), newAdoptCommand(flags, streams), newEjectCommand(flags, streams))
 	root.AddCommand(newSetCommand(flags, streams))
 	root.AddCommand(newGetCommand(flags, streams))
+	root.AddCommand(newDashboardCommand(flags, streams))
 	return root
 }
