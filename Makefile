@@ -40,6 +40,10 @@ controlplane: ## Build etcd and the Kubernetes control plane for the local clust
 registry: ## Install Debian's docker-registry for the local cluster's registry (skipped when on PATH; uses apt-get).
 	hack/install-registry.sh
 
+.PHONY: chromium
+chromium: ## Install Debian's chromium for the dashboard's browser test (skipped when on PATH; uses apt-get).
+	hack/install-chromium.sh
+
 .PHONY: generate
 generate: ## Regenerate deepcopy, the clientset, listers, informers and the CRDs.
 	hack/update-codegen.sh
@@ -57,7 +61,7 @@ release: ## Build the release archives (3 binaries for linux and darwin, amd64 a
 	hack/release.sh
 
 .PHONY: test
-test: build controlplane registry tools node oci-images ## Run every test: unit tests, the integration and e2e suites on a local control plane, and the real-node suite (needs root).
+test: build controlplane registry tools node oci-images chromium ## Run every test: unit tests, the integration and e2e suites on a local control plane, and the real-node suite (needs root).
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -24,9 +25,10 @@ import (
 // informer per kind. Every browser tab reads this cache: the number of watches on the
 // apiserver does not grow with the tabs.
 type Model struct {
-	dcs  cache.Indexer
-	rss  cache.Indexer
-	pods cache.Indexer
+	dcs    cache.Indexer
+	rss    cache.Indexer
+	pods   cache.Indexer
+	events cache.Indexer
 
 	synced []cache.InformerSynced
 	start  []func(<-chan struct{})
@@ -36,19 +38,29 @@ type Model struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-// NewModel wires the informers of namespace ("" for all namespaces); Run starts them.
+// NewModel wires the informers (4 watches: DCs, revisions, pods, events about DCs) of namespace ("" for all namespaces); Run starts them.
 func NewModel(kube kubernetes.Interface, stagehand stagehandclient.Interface, namespace string) (*Model, error) {
 	labelled := func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.ConfigLabel }
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(namespace),
 		kubeinformers.WithTweakListOptions(labelled), kubeinformers.WithTransform(stripManagedFields))
 	sf := stagehandinformers.NewSharedInformerFactoryWithOptions(stagehand, 0, stagehandinformers.WithNamespace(namespace),
 		stagehandinformers.WithTransform(stripManagedFields))
+	// The events about DCs: the deployer records each hook attempt's start and end there,
+	// and a finished hook pod is deleted, so they time the stages of past rollouts.
+	ef := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "DeploymentConfig").String()
+		}), kubeinformers.WithTransform(stripManagedFields))
 	dcs := sf.Stagehand().V1alpha1().DeploymentConfigs().Informer()
 	rss := kf.Apps().V1().ReplicaSets().Informer()
 	pods := kf.Core().V1().Pods().Informer()
-	m := &Model{dcs: dcs.GetIndexer(), rss: rss.GetIndexer(), pods: pods.GetIndexer(), changed: make(chan struct{}),
-		synced: []cache.InformerSynced{dcs.HasSynced, rss.HasSynced, pods.HasSynced},
-		start:  []func(<-chan struct{}){kf.Start, sf.Start}}
+	events := ef.Core().V1().Events().Informer()
+	m := &Model{dcs: dcs.GetIndexer(), rss: rss.GetIndexer(), pods: pods.GetIndexer(), events: events.GetIndexer(), changed: make(chan struct{}),
+		synced: []cache.InformerSynced{dcs.HasSynced, rss.HasSynced, pods.HasSynced, events.HasSynced},
+		start:  []func(<-chan struct{}){kf.Start, sf.Start, ef.Start}}
+	if err := events.AddIndexers(cache.Indexers{byConfig: eventIndex}); err != nil {
+		return nil, fmt.Errorf("adding the event index: %w", err)
+	}
 	notify := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { m.bump() },
 		UpdateFunc: func(_, _ any) { m.bump() },
@@ -59,7 +71,7 @@ func NewModel(kube kubernetes.Interface, stagehand stagehandclient.Interface, na
 			return nil, fmt.Errorf("adding the config index: %w", err)
 		}
 	}
-	for _, inf := range []cache.SharedIndexInformer{dcs, rss, pods} {
+	for _, inf := range []cache.SharedIndexInformer{dcs, rss, pods, events} {
 		if _, err := inf.AddEventHandler(notify); err != nil {
 			return nil, fmt.Errorf("adding an event handler: %w", err)
 		}
@@ -95,9 +107,10 @@ func (m *Model) Changed() (uint64, <-chan struct{}) {
 
 // config is one DC with its revisions (oldest first) and its pods.
 type config struct {
-	dc   *v1alpha1.DeploymentConfig
-	revs []*appsv1.ReplicaSet
-	pods []*corev1.Pod
+	dc     *v1alpha1.DeploymentConfig
+	revs   []*appsv1.ReplicaSet
+	pods   []*corev1.Pod
+	events []*corev1.Event
 }
 
 // configs are the DCs of the cache, sorted by namespace and name, with their revisions
@@ -142,8 +155,21 @@ func (m *Model) parts(dc *v1alpha1.DeploymentConfig) *config {
 			c.pods = append(c.pods, p)
 		}
 	}
+	events, _ := m.events.ByIndex(byConfig, key)
+	for _, obj := range events {
+		if e, ok := obj.(*corev1.Event); ok && e.InvolvedObject.UID == dc.UID {
+			c.events = append(c.events, e)
+		}
+	}
 	revision.Sort(c.revs)
 	return c
+}
+
+func eventIndex(obj any) ([]string, error) {
+	if e, ok := obj.(*corev1.Event); ok {
+		return []string{e.Namespace + "/" + e.InvolvedObject.Name}, nil
+	}
+	return nil, nil
 }
 
 // byConfig indexes revisions and pods by "<namespace>/<config label>".

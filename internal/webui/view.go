@@ -75,8 +75,15 @@ func summaryOf(c *config) Summary {
 	dc := c.dc
 	s := Summary{
 		Namespace: dc.Namespace, Name: dc.Name, Phase: string(dc.Status.Phase), Revision: dc.Status.LatestVersion,
-		Ready: dc.Status.ReadyReplicas, Desired: revision.ConfigReplicas(dc), Paused: dc.Spec.Paused, Frozen: dc.Status.Frozen,
+		Desired: revision.ConfigReplicas(dc), Paused: dc.Spec.Paused, Frozen: dc.Status.Frozen,
 		Images: images(dc.Spec.Template.Spec.Containers),
+	}
+	// Ready counts the pods themselves: the DC's status may lag a rollout by a few seconds.
+	s.Ready = 0
+	for _, p := range c.pods {
+		if podOf(p).Role == "app" && p.DeletionTimestamp == nil && podReady(p) {
+			s.Ready++
+		}
 	}
 	if latest := revision.Find(c.revs, dc.Status.LatestVersion); latest != nil {
 		s.LastChange = latest.CreationTimestamp.Time
@@ -89,7 +96,7 @@ func summaryOf(c *config) Summary {
 func detailOf(c *config) Detail {
 	d := Detail{Summary: summaryOf(c)}
 	for i := len(c.revs) - 1; i >= 0; i-- {
-		d.Revisions = append(d.Revisions, revisionOf(c.revs[i], c.pods))
+		d.Revisions = append(d.Revisions, revisionOf(c.revs[i], c.pods, c.events))
 	}
 	for _, p := range c.pods {
 		d.Pods = append(d.Pods, podOf(p))
@@ -103,7 +110,7 @@ func detailOf(c *config) Detail {
 	return d
 }
 
-func revisionOf(rs *appsv1.ReplicaSet, pods []*corev1.Pod) Revision {
+func revisionOf(rs *appsv1.ReplicaSet, pods []*corev1.Pod, events []*corev1.Event) Revision {
 	n, _ := revision.Number(rs)
 	r := Revision{Number: n, Name: rs.Name, Phase: string(revision.Phase(rs)), Cause: rs.Annotations[v1alpha1.CauseAnnotation],
 		Reason: rs.Annotations[v1alpha1.StatusReasonAnnotation], Images: images(rs.Spec.Template.Spec.Containers),
@@ -111,11 +118,14 @@ func revisionOf(rs *appsv1.ReplicaSet, pods []*corev1.Pod) Revision {
 	if step, ok := v1alpha1.StepOf(rs); ok {
 		r.Step = step.String()
 	}
+	have := map[string]bool{}
 	for _, p := range pods {
 		if name := stageOf(rs, p); name != "" {
 			r.Stages = append(r.Stages, stageTimes(name, p))
+			have[p.Name] = true
 		}
 	}
+	r.Stages = append(r.Stages, hookStages(rs, events, have)...)
 	sort.SliceStable(r.Stages, func(i, j int) bool { return r.Stages[i].Start.Before(r.Stages[j].Start) })
 	return r
 }
@@ -134,6 +144,59 @@ func stageOf(rs *appsv1.ReplicaSet, p *corev1.Pod) string {
 		return stage + " hook (attempt " + strconv.Itoa(a) + ")"
 	}
 	return stage + " hook"
+}
+
+// hookStages are the hook attempts of rs timed by the deployer's events (HookStarted, then
+// HookSucceeded or HookFailed, whose messages name the hook pod), for the pods that are
+// gone: a hook pod is deleted once it has finished. have names the pods still there.
+func hookStages(rs *appsv1.ReplicaSet, events []*corev1.Event, have map[string]bool) []Stage {
+	byPod := map[string]*Stage{}
+	var order []string
+	for _, e := range events {
+		words := strings.Fields(e.Message)
+		if len(words) < 3 || words[1] != "hook" || !strings.HasPrefix(words[2], rs.Name+"-hook-") || have[words[2]] {
+			continue
+		}
+		pod, stage := words[2], words[0]
+		st := byPod[pod]
+		if st == nil {
+			name := stage + " hook"
+			if a := attemptOf(rs.Name, stage, pod); a > 1 {
+				name += " (attempt " + strconv.Itoa(a) + ")"
+			}
+			st = &Stage{Name: name, Pod: pod, State: "Running"}
+			byPod[pod] = st
+			order = append(order, pod)
+		}
+		at := eventTime(e)
+		switch e.Reason {
+		case v1alpha1.EventHookStarted:
+			st.Start = at
+		case v1alpha1.EventHookSucceeded:
+			st.End, st.State = at, string(corev1.PodSucceeded)
+		case v1alpha1.EventHookFailed:
+			st.End, st.State = at, string(corev1.PodFailed)
+		}
+	}
+	var out []Stage
+	for _, pod := range order {
+		st := byPod[pod]
+		if !st.Start.IsZero() && !st.End.IsZero() {
+			st.Duration = st.End.Sub(st.Start).Round(time.Second).String()
+		}
+		out = append(out, *st)
+	}
+	return out
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 // attemptOf is the attempt whose hook pod is named name, from 1; 0 when none is.
@@ -174,6 +237,8 @@ func podOf(p *corev1.Pod) Pod {
 		out.Role = "deployer"
 	case p.Labels[v1alpha1.HookStageLabel] != "":
 		out.Role = p.Labels[v1alpha1.HookStageLabel] + " hook"
+	case p.Labels[v1alpha1.DeferStepOfLabel] != "":
+		out.Role = "defer step"
 	}
 	if p.DeletionTimestamp != nil {
 		out.Phase = "Terminating"

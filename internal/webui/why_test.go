@@ -64,3 +64,25 @@ func TestWhySaysWhatTheRolloutWaitsFor(t *testing.T) {
 	frozen.Status.Frozen = "web-2"
 	assert.Contains(t, why(&config{dc: frozen}), "frozen at web-2 (onFailure: Freeze)")
 }
+
+func TestHookStagesAreTimedByTheDeployersEvents(t *testing.T) {
+	dc := testutil.DeploymentConfig("web", "web:1", 2, v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling})
+	rs := testutil.Revision(dc, 2, 2, v1alpha1.RevisionPhaseComplete)
+	t0 := time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC)
+	event := func(reason, message string, at time.Duration) *corev1.Event {
+		return &corev1.Event{Reason: reason, Message: message, LastTimestamp: metav1.NewTime(t0.Add(at))}
+	}
+	events := []*corev1.Event{
+		event(v1alpha1.EventHookStarted, "pre hook web-2-hook-pre started", 0),
+		event(v1alpha1.EventHookFailed, "pre hook web-2-hook-pre failed (exit 1): retrying", 2*time.Second),
+		event(v1alpha1.EventHookStarted, "pre hook web-2-hook-pre-2 (attempt 2 of 3) started", 3*time.Second),
+		event(v1alpha1.EventHookSucceeded, "pre hook web-2-hook-pre-2 (attempt 2 of 3) succeeded", 7*time.Second),
+		event(v1alpha1.EventHookStarted, "post hook web-1-hook-post started", 0), // another revision's
+		event(v1alpha1.EventHookStarted, "post hook web-2-hook-post started", 8*time.Second),
+	}
+	got := hookStages(rs, events, map[string]bool{"web-2-hook-post": true})
+	assert.Equal(t, []Stage{
+		{Name: "pre hook", Pod: "web-2-hook-pre", State: "Failed", Start: t0, End: t0.Add(2 * time.Second), Duration: "2s"},
+		{Name: "pre hook (attempt 2)", Pod: "web-2-hook-pre-2", State: "Succeeded", Start: t0.Add(3 * time.Second), End: t0.Add(7 * time.Second), Duration: "4s"},
+	}, got, "the post hook's pod is still there and times itself")
+}
