@@ -83,8 +83,8 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		stagehand: stagehand,
 		dcLister:  inf.DeploymentConfigs.Lister(),
 		dcSynced:  inf.DeploymentConfigs.Informer().HasSynced,
-		rsLister:  inf.ReplicaSets.Lister(),
-		rsSynced:  inf.ReplicaSets.Informer().HasSynced,
+		rsLister:  inf.Revisions(),
+		rsSynced:  inf.RevisionsSynced,
 		podLister: inf.DeployerPods.Lister(),
 		podSynced: inf.DeployerPods.Informer().HasSynced,
 		saLister:  inf.ServiceAccounts.Lister(),
@@ -117,11 +117,6 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueue) },
 			DeleteFunc: c.enqueue,
 		}},
-		{inf.ReplicaSets.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueOwner,
-			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueOwner) },
-			DeleteFunc: c.enqueueOwner,
-		}},
 		{inf.DeployerPods.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueConfigOf,
 			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueConfigOf) },
@@ -129,6 +124,16 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		}},
 		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("ServiceAccount")}},
 		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("RoleBinding")}},
+	}
+	for _, informer := range inf.RevisionInformers() {
+		handlers = append(handlers, struct {
+			informer cache.SharedIndexInformer
+			handler  cache.ResourceEventHandler
+		}{informer, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueOwner,
+			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueOwner) },
+			DeleteFunc: c.enqueueOwner,
+		}})
 	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.handler); err != nil {

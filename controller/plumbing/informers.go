@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +40,38 @@ type Informers struct {
 	// DeferPolicies, when set, route the DC controller's scale-downs through BeforeScaleDown
 	// policies (controller/deferpolicy).
 	DeferPolicies dcinformers.DeferPolicyInformer
+	// StatefulRevisions, when set, is the informer of the StatefulSet revisions' records,
+	// whose store holds their ReplicaSet views (StatefulRevisionView).
+	StatefulRevisions cache.SharedIndexInformer
+}
+
+// Revisions lists the revisions of both kinds (RevisionLister).
+func (i Informers) Revisions() appslisters.ReplicaSetLister {
+	var stateful cache.Indexer
+	if i.StatefulRevisions != nil {
+		stateful = i.StatefulRevisions.GetIndexer()
+	}
+	return NewRevisionLister(i.ReplicaSets.Lister(), stateful)
+}
+
+// RevisionInformers are the informers of the revisions of both kinds, for event handlers
+// and cache syncs.
+func (i Informers) RevisionInformers() []cache.SharedIndexInformer {
+	out := []cache.SharedIndexInformer{i.ReplicaSets.Informer()}
+	if i.StatefulRevisions != nil {
+		out = append(out, i.StatefulRevisions)
+	}
+	return out
+}
+
+// RevisionsSynced reports whether the revision informers have synced.
+func (i Informers) RevisionsSynced() bool {
+	for _, inf := range i.RevisionInformers() {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // eventScheme knows the DeploymentConfig kind, so events can refer to a DC.
