@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // verifyExecHook checks a hook that claims to be an exec lifecycle hook of revision rev
@@ -32,7 +33,7 @@ func (c *Controller) verifyExecHook(ctx context.Context, hook *v1alpha1.Executio
 	if owner == nil {
 		return refuse("has no ownerReference to the ReplicaSet " + rev), nil
 	}
-	rs, err := c.kube.AppsV1().ReplicaSets(hook.Namespace).Get(ctx, rev, metav1.GetOptions{})
+	rs, err := revisions.Client{Kube: c.kube}.GetAny(ctx, hook.Namespace, rev)
 	if apierrors.IsNotFound(err) {
 		return refuse("the revision does not exist"), nil
 	}
