@@ -121,6 +121,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		StatefulRevisions: statefulRevisions.Apps().V1().ControllerRevisions().Informer(),
 		DeploymentConfigs: dcs.Stagehand().V1alpha1().DeploymentConfigs(),
 		ReplicaSets:       revisions.Apps().V1().ReplicaSets(),
+		StatefulSets:      revisions.Apps().V1().StatefulSets(),
 		DeployerPods:      deployerPods.Core().V1().Pods(),
 		ServiceAccounts:   access.Core().V1().ServiceAccounts(),
 		RoleBindings:      access.Rbac().V1().RoleBindings(),
@@ -178,7 +179,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
 		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
 	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods)
-	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(), inf.StatefulRevisions,
+	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(), inf.StatefulRevisions, inf.StatefulSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
 		m.synced = append(m.synced, i.HasSynced)
 	}

@@ -114,3 +114,9 @@ func withoutHash(selector *metav1.LabelSelector) *metav1.LabelSelector {
 	delete(sel.MatchLabels, appsv1.ControllerRevisionHashLabelKey)
 	return sel
 }
+
+// WorkloadSelector is the selector of the StatefulSet that runs revision rs: the view's,
+// without the template hash.
+func WorkloadSelector(rs *appsv1.ReplicaSet) *metav1.LabelSelector {
+	return withoutHash(rs.Spec.Selector)
+}

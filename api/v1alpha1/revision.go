@@ -70,6 +70,10 @@ const (
 	// controller-revision-hash of its template, once the StatefulSet's status names it:
 	// the pods of the revision are the StatefulSet's pods with that hash.
 	TemplateHashAnnotation = GroupName + "/template-hash"
+	// StatefulSetRevisionAnnotation on the StatefulSet of a DeploymentConfig is the number
+	// of the revision whose template the controller wrote into it last: once its status
+	// has observed that write, its updateRevision is that revision's template hash.
+	StatefulSetRevisionAnnotation = GroupName + "/revision"
 )
 
 // WorkloadStatefulSet is the WorkloadLabel of a StatefulSet revision.

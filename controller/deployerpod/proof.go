@@ -41,6 +41,9 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 		*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()}
 		return true, nil
 	}
+	if revision.OfStatefulSet(rs) {
+		return c.proveStatefulSet(ctx, rs, pod, t, desired)
+	}
 	if statusProves(rs, desired) {
 		return true, nil
 	}

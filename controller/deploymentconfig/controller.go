@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +40,8 @@ type Controller struct {
 	dcSynced  cache.InformerSynced
 	rsLister  appslisters.ReplicaSetLister
 	rsSynced  cache.InformerSynced
+	// stsLister holds the StatefulSets of DCs with spec.statefulSet; nil in tests without.
+	stsLister appslisters.StatefulSetLister
 	podLister corelisters.PodLister
 	podSynced cache.InformerSynced
 	saLister  corelisters.ServiceAccountLister
@@ -100,12 +103,20 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 	if inf.DeferPolicies != nil {
 		c.deferLister = inf.DeferPolicies.Lister()
 	}
+
 	c.syncHandler = c.syncDeploymentConfig
 	c.loop = &plumbing.Loop{
 		Name: QueueName, Queue: c.queue, Log: c.log, Events: broadcaster, Kube: kube,
 		Sync:   func(ctx context.Context, key string) error { return c.syncHandler(ctx, key) },
 		GiveUp: func(key string, err error) { plumbing.SyncFailed(c.dcLister, c.recorder, key, err) },
 		Synced: []cache.InformerSynced{c.dcSynced, c.rsSynced, c.podSynced, c.saSynced, c.rbSynced},
+	}
+
+	informers := inf.RevisionInformers()
+	if inf.StatefulSets != nil {
+		c.stsLister = inf.StatefulSets.Lister()
+		informers = append(informers, inf.StatefulSets.Informer())
+		c.loop.Synced = append(c.loop.Synced, inf.StatefulSets.Informer().HasSynced)
 	}
 
 	handlers := []struct {
@@ -125,7 +136,7 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("ServiceAccount")}},
 		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("RoleBinding")}},
 	}
-	for _, informer := range inf.RevisionInformers() {
+	for _, informer := range informers {
 		handlers = append(handlers, struct {
 			informer cache.SharedIndexInformer
 			handler  cache.ResourceEventHandler
@@ -166,12 +177,15 @@ var gatherDelay = 500 * time.Millisecond
 
 // enqueueOwner enqueues the DC that controls a revision, after gatherDelay.
 func (c *Controller) enqueueOwner(obj any) {
-	rs, ok := plumbing.UnwrapTombstone(obj).(*appsv1.ReplicaSet)
-	if !ok {
-		return
-	}
-	if name := revision.OwnerConfig(rs); name != "" {
-		c.queue.AddAfter(rs.Namespace+"/"+name, gatherDelay)
+	switch o := plumbing.UnwrapTombstone(obj).(type) {
+	case *appsv1.ReplicaSet:
+		if name := revision.OwnerConfig(o); name != "" {
+			c.queue.AddAfter(o.Namespace+"/"+name, gatherDelay)
+		}
+	case *appsv1.StatefulSet:
+		if ref := metav1.GetControllerOfNoCopy(o); ref != nil && ref.Kind == revision.ConfigKind.Kind {
+			c.queue.AddAfter(o.Namespace+"/"+ref.Name, gatherDelay)
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ type Informers struct {
 	// DeferPolicies, when set, route the DC controller's scale-downs through BeforeScaleDown
 	// policies (controller/deferpolicy).
 	DeferPolicies dcinformers.DeferPolicyInformer
+	// StatefulSets, when set, holds the StatefulSets of DeploymentConfigs with
+	// spec.statefulSet (label stagehand.dev/config).
+	StatefulSets appsinformers.StatefulSetInformer
 	// StatefulRevisions, when set, is the informer of the StatefulSet revisions' records,
 	// whose store holds their ReplicaSet views (StatefulRevisionView).
 	StatefulRevisions cache.SharedIndexInformer

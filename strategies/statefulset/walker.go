@@ -26,6 +26,8 @@ type Sets interface {
 	// SetPartition writes the RollingUpdate partition and maxUnavailable of the set, and
 	// nothing else, and returns the set as the apiserver stored it.
 	SetPartition(ctx context.Context, name string, partition int32, maxUnavailable *intstr.IntOrString) (*appsv1.StatefulSet, error)
+	// SetReplicas writes the set's spec.replicas and nothing else.
+	SetReplicas(ctx context.Context, name string, replicas int32) error
 }
 
 // KubeSets implements Sets for one namespace over a Kubernetes clientset.
