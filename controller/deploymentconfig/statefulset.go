@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,11 +91,22 @@ func (c *Controller) holdTemplateOf(ctx context.Context, dc *v1alpha1.Deployment
 		}
 		return nil
 	}
-	if statefulSetRevision(set) == n && set.Status.ObservedGeneration >= set.Generation && set.Status.UpdateRevision != "" &&
-		revision.TemplateHash(latest) == "" {
-		return c.recordTemplateHash(ctx, latest, set.Status.UpdateRevision)
-	}
 	return nil
+}
+
+// recordHeldHash records, on the revision whose template StatefulSet <dc> holds, the
+// template's hash once the StatefulSet's status names it: during the rollout, or after it
+// for a rollout that ended before the status caught up, and after a rollback.
+func (c *Controller) recordHeldHash(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
+	set, err := c.stsLister.StatefulSets(dc.Namespace).Get(dc.Name)
+	if err != nil || metav1.GetControllerOfNoCopy(set) == nil || metav1.GetControllerOfNoCopy(set).UID != dc.UID {
+		return nil //nolint:nilerr // no StatefulSet of this DC yet: nothing to record
+	}
+	held := revision.Find(revs, statefulSetRevision(set))
+	if held == nil || revision.TemplateHash(held) != "" || set.Status.ObservedGeneration < set.Generation || set.Status.UpdateRevision == "" {
+		return nil
+	}
+	return c.recordTemplateHash(ctx, held, set.Status.UpdateRevision)
 }
 
 // recordTemplateHash writes hash into the record of revision rs.
@@ -139,24 +151,36 @@ func (c *Controller) settleStatefulSet(ctx context.Context, dc *v1alpha1.Deploym
 		if _, err := c.kube.AppsV1().StatefulSets(dc.Namespace).Update(ctx, want, plumbing.UpdateOptions()); err != nil {
 			return fmt.Errorf("restoring StatefulSet %s to the serving revision: %w", dc.Name, err)
 		}
+		return nil // its status, observing the write, brings the DC back
 	}
-	if serving == nil || latest == serving || revision.TemplateHash(latest) == "" || revision.TemplateHash(latest) == revision.TemplateHash(serving) {
+	failed := revision.TemplateHash(latest)
+	if serving == nil || latest == serving || failed == "" || failed == revision.TemplateHash(serving) {
 		return nil
 	}
-	return c.deleteStuckPods(ctx, dc, set, revision.TemplateHash(latest))
+	// A stuck pod deleted before the StatefulSet controller has seen the restored template
+	// would come back on the failed one, and stay stuck.
+	if set.Status.ObservedGeneration < set.Generation || set.Status.UpdateRevision == failed {
+		return plumbing.RequeueAfter(time.Second, fmt.Sprintf("waiting for StatefulSet %s to observe the restored template", dc.Name))
+	}
+	deleted, err := c.deleteStuckPods(ctx, dc, set, failed)
+	if err != nil || deleted == 0 {
+		return err
+	}
+	// Look again: a pod that was not Ready yet, not stuck, may become stuck later.
+	return plumbing.RequeueAfter(2*time.Second, fmt.Sprintf("%d pod(s) of StatefulSet %s replaced; checking the rest", deleted, dc.Name))
 }
 
 // deleteStuckPods deletes the StatefulSet's pods of the failed template hash that are not
 // Ready (and not already going).
-func (c *Controller) deleteStuckPods(ctx context.Context, dc *v1alpha1.DeploymentConfig, set *appsv1.StatefulSet, hash string) error {
+func (c *Controller) deleteStuckPods(ctx context.Context, dc *v1alpha1.DeploymentConfig, set *appsv1.StatefulSet, hash string) (deleted int, err error) {
 	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
 	if err != nil {
-		return plumbing.Fatal(err)
+		return 0, plumbing.Fatal(err)
 	}
 	req, _ := labels.NewRequirement(appsv1.ControllerRevisionHashLabelKey, "=", []string{hash})
 	pods, err := c.kube.CoreV1().Pods(dc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.Add(*req).String()})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -169,11 +193,12 @@ func (c *Controller) deleteStuckPods(ctx context.Context, dc *v1alpha1.Deploymen
 		uid := p.UID
 		err := c.kube.CoreV1().Pods(dc.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting pod %s, stuck on the failed template: %w", p.Name, err)
+			return deleted, fmt.Errorf("deleting pod %s, stuck on the failed template: %w", p.Name, err)
 		}
+		deleted++
 		c.recorder.Eventf(dc, corev1.EventTypeNormal, v1alpha1.EventStuckPodReplaced, v1alpha1.MsgStuckPodReplaced, p.Name, hash)
 	}
-	return nil
+	return deleted, nil
 }
 
 // equalSettled reports whether set already has want's replicas, partition and template.

@@ -114,8 +114,13 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 
 	// Step 2c: the StatefulSet of a DC with spec.statefulSet holds the latest revision's
 	// template, no pod moving until its deployer walks it (statefulset.go).
-	if dc.Spec.StatefulSet != nil && c.stsLister != nil && latest != nil && !revision.Phase(latest).IsTerminal() {
-		if err := c.holdTemplateOf(ctx, dc, latest); err != nil {
+	if dc.Spec.StatefulSet != nil && c.stsLister != nil {
+		if latest != nil && !revision.Phase(latest).IsTerminal() {
+			if err := c.holdTemplateOf(ctx, dc, latest); err != nil {
+				return err
+			}
+		}
+		if err := c.recordHeldHash(ctx, dc, revs); err != nil {
 			return err
 		}
 	}
