@@ -9,7 +9,6 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
-
 // Defaults are what the controller gives every deployer pod where its revision says
 // nothing (controller flags, docs/controller.md).
 type Defaults struct {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -36,10 +36,10 @@ type Controller struct {
 	kube      kubernetes.Interface
 	stagehand stagehandclient.Interface
 
-	dcLister  dclisters.DeploymentConfigLister
-	dcSynced  cache.InformerSynced
-	rsLister  appslisters.ReplicaSetLister
-	rsSynced  cache.InformerSynced
+	dcLister dclisters.DeploymentConfigLister
+	dcSynced cache.InformerSynced
+	rsLister appslisters.ReplicaSetLister
+	rsSynced cache.InformerSynced
 	// stsLister holds the StatefulSets of DCs with spec.statefulSet; nil in tests without.
 	stsLister appslisters.StatefulSetLister
 	podLister corelisters.PodLister
