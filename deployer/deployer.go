@@ -14,6 +14,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/hookpod"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 	"github.com/stagehand-dev/stagehand/strategies"
 	"github.com/stagehand-dev/stagehand/strategies/recreate"
 	"github.com/stagehand-dev/stagehand/strategies/rolling"
@@ -213,5 +214,9 @@ func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyP
 		MinReadySeconds: d.Inputs.Config.Spec.MinReadySeconds, MaxUnavailable: params.MaxUnavailable,
 		Timeout: revision.TimeoutFrom(params.TimeoutSeconds),
 	}
-	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName}, nil
+	to := d.Inputs.To
+	record := func(ctx context.Context) (*appsv1.ReplicaSet, error) {
+		return revisions.Client{Kube: d.Client}.Get(ctx, to.Namespace, to.Name, true)
+	}
+	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName, Record: record}, nil
 }

@@ -49,6 +49,9 @@ func statefulDC(ns string) *stagehandv1.DeploymentConfig {
 	dc.Spec.Strategy.RollingParams = &stagehandv1.RollingDeploymentStrategyParams{
 		TimeoutSeconds: ptr.To[int64](60),
 		Pre:            framework.ShellHook(stagehandv1.LifecycleHookFailurePolicyAbort, "echo pre hook of $VERSION"),
+		Post: &stagehandv1.LifecycleHook{FailurePolicy: stagehandv1.LifecycleHookFailurePolicyAbort, Exec: &stagehandv1.ExecHook{
+			ContainerName: "app", Command: []string{"/bin/sh", "-c", `echo "post in version $VERSION"`}, Pods: stagehandv1.ExecHookPodsNew,
+			TimeoutSeconds: ptr.To[int64](30)}},
 	}
 	return dc
 }
@@ -164,6 +167,10 @@ func TestStatefulSetRolloutWalksFromTheHighestOrdinalAndKeepsTheClaims(t *testin
 	assert.Equal(t, 1, rec.maxUnavailable, "never more than one pod unavailable (and one was: the walk ran)")
 	rec.mu.Unlock()
 	assert.Equal(t, claims, claimUIDs(t, ns))
+	// And its post exec hook ran once in each of the 3 new pods
+	post, err := env.Stagehand.StagehandV1alpha1().ExecutionHooks(ns).Get(ctx, "db-2-hook-post", metav1.GetOptions{})
+	require.NoError(t, err)
+	checkEveryPod(t, post, 3, "post in version 2")
 }
 
 func TestStatefulSetFailedRevisionRollsBackAndReplacesItsStuckPod(t *testing.T) {

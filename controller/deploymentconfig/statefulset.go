@@ -142,7 +142,13 @@ func (c *Controller) settleStatefulSet(ctx context.Context, dc *v1alpha1.Deploym
 	want.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: &zero}
 	want.Spec.Replicas = dc.Spec.Replicas
 	if serving == nil {
-		want.Spec.Replicas = &zero // no revision ever completed: nothing serves
+		// No revision ever completed: nothing serves, and the StatefulSet goes to 0, unless
+		// its claims would go with the pods (whenScaled: Delete): no rollback deletes a claim.
+		if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			want.Spec.Replicas = &zero
+		} else {
+			want.Spec.Replicas = set.Spec.Replicas
+		}
 	} else if n, _ := revision.Number(serving); statefulSetRevision(set) != n {
 		want.Spec.Template = *serving.Spec.Template.DeepCopy()
 		want.Annotations[v1alpha1.StatefulSetRevisionAnnotation] = strconv.FormatInt(n, 10)

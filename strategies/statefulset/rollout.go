@@ -27,6 +27,8 @@ type Rollout struct {
 	Params v1alpha1.RollingDeploymentStrategyParams
 	// Config is the DeploymentConfig's name, and so its StatefulSet's.
 	Config string
+	// Record reads the revision's record (its ReplicaSet view) from the apiserver.
+	Record func(ctx context.Context) (*appsv1.ReplicaSet, error)
 }
 
 var _ strategies.Strategy = &Rollout{}
@@ -35,12 +37,17 @@ var _ strategies.Strategy = &Rollout{}
 // desired replicas. It is idempotent: run again, it goes on from the partition as it is.
 func (r *Rollout) Deploy(ctx context.Context, _, to *appsv1.ReplicaSet, desired int32) error {
 	n, _ := revision.Number(to)
-	if err := r.Hooks.Run(ctx, strategies.StagePre, r.Params.Pre); err != nil {
-		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
-	}
 	hash, err := r.templateHash(ctx, n)
 	if err != nil {
 		return err
+	}
+	// Exec hooks select New and Old pods by the hash that the revision's record holds,
+	// which the ExecutionHook controller checks: run none before the record has it.
+	if err := r.recordedHash(ctx, to, hash); err != nil {
+		return err
+	}
+	if err := r.Hooks.Run(ctx, strategies.StagePre, r.Params.Pre); err != nil {
+		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
 	}
 	if err := r.Walker.Sets.SetReplicas(ctx, r.Config, desired); err != nil {
 		return fmt.Errorf("scaling StatefulSet %s to %d: %w", r.Config, desired, err)
@@ -78,6 +85,30 @@ func (r *Rollout) templateHash(ctx context.Context, n int64) (string, error) {
 		return "", fmt.Errorf("waiting for StatefulSet %s to hold the template of revision %d: %w", r.Config, n, err)
 	}
 	return hash, nil
+}
+
+// recordedHash waits until the record of revision to holds hash (the controller writes it
+// once the StatefulSet's status names it), and gives to the same annotation, so that the
+// hooks of this run select the pods the record says.
+func (r *Rollout) recordedHash(ctx context.Context, to *appsv1.ReplicaSet, hash string) error {
+	if r.Record == nil {
+		return nil
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		rec, err := r.Record(ctx)
+		if err != nil {
+			return false, nil //nolint:nilerr // read again until the deadline
+		}
+		return revision.TemplateHash(rec) == hash, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for revision %s to record its template hash %s: %w", to.Name, hash, err)
+	}
+	if to.Annotations == nil {
+		to.Annotations = map[string]string{}
+	}
+	to.Annotations[v1alpha1.TemplateHashAnnotation] = hash
+	return nil
 }
 
 // SetReplicas is a merge patch of spec.replicas alone.
