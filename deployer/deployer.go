@@ -203,9 +203,6 @@ func Finish(path string, err error, success string, hooks []v1alpha1.HookOutcome
 // statefulSetRollout is the Rolling strategy of a DeploymentConfig with spec.statefulSet:
 // the walk of its StatefulSet (docs/statefulsets.md).
 func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyParams) (strategies.Strategy, error) {
-	if len(params.Steps) > 0 {
-		return nil, strategies.Invalidf("rollingParams.steps are not walked on a StatefulSet yet (docs/statefulsets.md); remove them to roll %s out", d.Inputs.ConfigName)
-	}
 	if d.Until != (strategies.Until{}) {
 		return nil, strategies.Invalidf("--until is not supported on a StatefulSet yet (docs/statefulsets.md)")
 	}
@@ -218,5 +215,6 @@ func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyP
 	record := func(ctx context.Context) (*appsv1.ReplicaSet, error) {
 		return revisions.Client{Kube: d.Client}.Get(ctx, to.Namespace, to.Name, true)
 	}
-	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName, Record: record}, nil
+	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName, Record: record,
+		Signals: statefulset.RecordSignals{Client: d.Client, Namespace: d.Inputs.Namespace}}, nil
 }

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -231,4 +232,57 @@ func TestStatefulSetFailedRevisionRollsBackAndReplacesItsStuckPod(t *testing.T) 
 	require.NoError(t, err, "all 3 pods Ready on revision 1's template\n%s", env.Describe(ns, "db"))
 	assert.NotEmpty(t, eventsWithReason(t, ns, stagehandv1.EventStuckPodReplaced), "the stuck pod's replacement is an event")
 	assert.Equal(t, claims, claimUIDs(t, ns))
+}
+
+func TestStatefulSetCanaryStepHoldsTheHighestOrdinalUntilPromoted(t *testing.T) {
+	requireController(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	for i := range 3 {
+		createHostPathVolume(t, ns, fmt.Sprintf("/stagehand-test/%s/data-%d", ns, i))
+	}
+	// Given revision 1 of a StatefulSet DC with the steps setReplicas: 1, then pause
+	dc := statefulDC(ns)
+	dc.Spec.Strategy.RollingParams.Steps = []stagehandv1.RollingStep{
+		{SetReplicas: ptr.To(intstr.FromInt32(1))}, {Pause: &stagehandv1.PauseStep{}}}
+	_, err := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns).Create(ctx, dc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitForStatefulRevision(t, ns, 1, stagehandv1.RevisionPhaseComplete)
+
+	// When revision 2 starts, it pauses at step 2 with exactly ordinal 2 moved
+	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
+	require.Eventually(t, func() bool {
+		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		framework.SetVersion(dc, 2)
+		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
+		return err == nil
+	}, podTimeout, 200*time.Millisecond)
+	var two *appsv1.ReplicaSet
+	require.Eventually(t, func() bool {
+		two = waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseRunning)
+		step, ok := stagehandv1.StepOf(two)
+		return ok && step.Step == 2 && step.State == stagehandv1.StepPaused
+	}, 2*time.Minute, 200*time.Millisecond, "revision 2 paused at step 2")
+	hash := revision.TemplateHash(two)
+	onNew := func() []string {
+		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=db," + appsv1.ControllerRevisionHashLabelKey + "=" + hash})
+		require.NoError(t, err)
+		var names []string
+		for _, p := range pods.Items {
+			names = append(names, p.Name)
+		}
+		return names
+	}
+	assert.Equal(t, []string{"db-2"}, onNew())
+	time.Sleep(3 * time.Second)
+	assert.Equal(t, []string{"db-2"}, onNew(), "the pause holds the other ordinals")
+
+	// Then rollout promote completes it, every pod on the new template
+	out := pluginOK(t, ns, "rollout", "promote", "dc/db")
+	assert.Contains(t, out.Stdout, "promoted")
+	waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseComplete)
+	assert.ElementsMatch(t, []string{"db-0", "db-1", "db-2"}, onNew())
 }

@@ -29,6 +29,8 @@ type Rollout struct {
 	Config string
 	// Record reads the revision's record (its ReplicaSet view) from the apiserver.
 	Record func(ctx context.Context) (*appsv1.ReplicaSet, error)
+	// Signals record the step of a rollout with steps, and wait for resume and promote.
+	Signals strategies.StepSignals
 }
 
 var _ strategies.Strategy = &Rollout{}
@@ -51,6 +53,9 @@ func (r *Rollout) Deploy(ctx context.Context, _, to *appsv1.ReplicaSet, desired 
 	}
 	if err := r.Walker.Sets.SetReplicas(ctx, r.Config, desired); err != nil {
 		return fmt.Errorf("scaling StatefulSet %s to %d: %w", r.Config, desired, err)
+	}
+	if err := r.steps(ctx, to, hash, desired); err != nil {
+		return err
 	}
 	if err := r.Walker.Walk(ctx, r.Config, hash, desired); err != nil {
 		return err
