@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
 
 // stuckWindow is how long the test watches the reverted StatefulSet stay stuck. The
@@ -61,7 +63,7 @@ func TestStatefulSetPlainStaysStuckAfterABadTemplateIsReverted(t *testing.T) {
 	})
 	env.WaitForPod(t, ns, "db-2", podTimeout, "db-2 running on the bad revision, not Ready", func(p *corev1.Pod) bool {
 		return p != nil && p.Labels[appsv1.ControllerRevisionHashLabelKey] == bad.Status.UpdateRevision &&
-			p.Status.Phase == corev1.PodRunning && !podReady(p)
+			p.Status.Phase == corev1.PodRunning && !framework.PodReady(p)
 	})
 
 	// And the template is reverted to revision 1's, which the controller observes
@@ -78,7 +80,7 @@ func TestStatefulSetPlainStaysStuckAfterABadTemplateIsReverted(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, stuck.UID, p.UID, "the StatefulSet controller replaced db-2: kubernetes#67250 no longer reproduces here")
 		require.Equal(t, bad.Status.UpdateRevision, p.Labels[appsv1.ControllerRevisionHashLabelKey])
-		require.False(t, podReady(p), "db-2 became Ready on the bad revision")
+		require.False(t, framework.PodReady(p), "db-2 became Ready on the bad revision")
 		time.Sleep(time.Second)
 	}
 	// And the claims were never touched
@@ -160,14 +162,4 @@ func claimUIDs(t *testing.T, ns string) map[string]string {
 		}
 	}
 	return uids
-}
-
-// podReady reports the pod's Ready condition.
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
