@@ -95,7 +95,7 @@ func recordOrdinals(t *testing.T, ns string) *ordinalRecord {
 		up := 0
 		for _, obj := range store.List() {
 			p := obj.(*corev1.Pod)
-			if p.DeletionTimestamp == nil && podReady(p) {
+			if p.DeletionTimestamp == nil && framework.PodReady(p) {
 				up++
 			}
 			hash := p.Labels[appsv1.ControllerRevisionHashLabelKey]
@@ -223,7 +223,7 @@ func TestStatefulSetFailedRevisionRollsBackAndReplacesItsStuckPod(t *testing.T) 
 		ready := 0
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && podReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == revision.TemplateHash(one) {
+			if p.DeletionTimestamp == nil && framework.PodReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == revision.TemplateHash(one) {
 				ready++
 			}
 		}
