@@ -43,9 +43,23 @@ func TestAdmissionStatefulSetUpdates(t *testing.T) {
 		_, err := dcs.Create(ctx, dc, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	refused := func(t *testing.T, dc *stagehandv1.DeploymentConfig, field, message string) {
+	// update is a dry-run update of DC name changed by mutate, read again after a conflict:
+	// the controller writes the DC's status meanwhile.
+	update := func(t *testing.T, name string, mutate func(*stagehandv1.DeploymentConfig)) error {
 		t.Helper()
-		_, err := dcs.Update(ctx, dc, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		for {
+			dc, err := dcs.Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err)
+			mutate(dc)
+			_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			if !apierrors.IsConflict(err) {
+				return err
+			}
+		}
+	}
+	refused := func(t *testing.T, name string, mutate func(*stagehandv1.DeploymentConfig), field, message string) {
+		t.Helper()
+		err := update(t, name, mutate)
 		require.Error(t, err, "the apiserver accepted the update")
 		require.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
 		assert.Contains(t, err.Error(), field)
@@ -54,47 +68,40 @@ func TestAdmissionStatefulSetUpdates(t *testing.T) {
 
 	create("db", &stagehandv1.StatefulSetWorkload{ServiceName: "db", VolumeClaimTemplates: []corev1.PersistentVolumeClaim{claim}})
 	create("web", nil)
-	// latest reads the DC again: the controller writes its status meanwhile.
-	latest := func(t *testing.T, name string) *stagehandv1.DeploymentConfig {
-		dc, err := dcs.Get(ctx, name, metav1.GetOptions{})
-		require.NoError(t, err)
-		return dc
-	}
 
 	t.Run("removing statefulSet is refused", func(t *testing.T) {
-		dc := latest(t, "db")
-		dc.Spec.StatefulSet = nil
-		refused(t, dc, "spec.statefulSet", "cannot be added or removed")
+		refused(t, "db", func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.StatefulSet = nil
+		}, "spec.statefulSet", "cannot be added or removed")
 	})
 	t.Run("adding statefulSet is refused", func(t *testing.T) {
-		dc := latest(t, "web")
-		dc.Spec.StatefulSet = &stagehandv1.StatefulSetWorkload{ServiceName: "web"}
-		refused(t, dc, "spec.statefulSet", "cannot be added or removed")
+		refused(t, "web", func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.StatefulSet = &stagehandv1.StatefulSetWorkload{ServiceName: "web"}
+		}, "spec.statefulSet", "cannot be added or removed")
 	})
 	t.Run("adding a claim template is refused", func(t *testing.T) {
-		dc := latest(t, "db")
-		more := claim.DeepCopy()
-		more.Name = "logs"
-		dc.Spec.StatefulSet.VolumeClaimTemplates = append(dc.Spec.StatefulSet.VolumeClaimTemplates, *more)
-		refused(t, dc, "spec.statefulSet.volumeClaimTemplates", "claim templates cannot be added or removed")
+		refused(t, "db", func(dc *stagehandv1.DeploymentConfig) {
+			more := claim.DeepCopy()
+			more.Name = "logs"
+			dc.Spec.StatefulSet.VolumeClaimTemplates = append(dc.Spec.StatefulSet.VolumeClaimTemplates, *more)
+		}, "spec.statefulSet.volumeClaimTemplates", "claim templates cannot be added or removed")
 	})
 	t.Run("changing the service name is refused", func(t *testing.T) {
-		dc := latest(t, "db")
-		dc.Spec.StatefulSet.ServiceName = "db-headless"
-		refused(t, dc, "spec.statefulSet.serviceName", "cannot change, as on a StatefulSet")
+		refused(t, "db", func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.StatefulSet.ServiceName = "db-headless"
+		}, "spec.statefulSet.serviceName", "cannot change, as on a StatefulSet")
 	})
 	t.Run("changing the pod management policy is refused", func(t *testing.T) {
-		dc := latest(t, "db")
-		dc.Spec.StatefulSet.PodManagementPolicy = "Parallel"
-		refused(t, dc, "spec.statefulSet.podManagementPolicy", "cannot change, as on a StatefulSet")
+		refused(t, "db", func(dc *stagehandv1.DeploymentConfig) {
+			dc.Spec.StatefulSet.PodManagementPolicy = "Parallel"
+		}, "spec.statefulSet.podManagementPolicy", "cannot change, as on a StatefulSet")
 	})
 	t.Run("the template, the replicas and the retention policy may change", func(t *testing.T) {
-		dc := latest(t, "db")
-		framework.SetVersion(dc, 2)
-		dc.Spec.Replicas = ptr.To[int32](3)
-		dc.Spec.StatefulSet.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-			WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType}
-		_, err := dcs.Update(ctx, dc, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		require.NoError(t, err)
+		require.NoError(t, update(t, "db", func(dc *stagehandv1.DeploymentConfig) {
+			framework.SetVersion(dc, 2)
+			dc.Spec.Replicas = ptr.To[int32](3)
+			dc.Spec.StatefulSet.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType}
+		}))
 	})
 }

@@ -37,7 +37,7 @@ var _ strategies.Strategy = &Rollout{}
 
 // Deploy walks every ordinal of the StatefulSet to the template of revision to, with
 // desired replicas. It is idempotent: run again, it goes on from the partition as it is.
-func (r *Rollout) Deploy(ctx context.Context, _, to *appsv1.ReplicaSet, desired int32) error {
+func (r *Rollout) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desired int32) error {
 	n, _ := revision.Number(to)
 	hash, err := r.templateHash(ctx, n)
 	if err != nil {
@@ -54,8 +54,12 @@ func (r *Rollout) Deploy(ctx context.Context, _, to *appsv1.ReplicaSet, desired 
 	if err := r.Walker.Sets.SetReplicas(ctx, r.Config, desired); err != nil {
 		return fmt.Errorf("scaling StatefulSet %s to %d: %w", r.Config, desired, err)
 	}
-	if err := r.steps(ctx, to, hash, desired); err != nil {
-		return err
+	// The first revision has no pods to canary against: it rolls straight out, as a
+	// ReplicaSet DC's first revision does.
+	if from != nil {
+		if err := r.steps(ctx, to, hash, desired); err != nil {
+			return err
+		}
 	}
 	if err := r.Walker.Walk(ctx, r.Config, hash, desired); err != nil {
 		return err
