@@ -86,7 +86,17 @@ df=${dockerfiles[0]}
 for d in "${dockerfiles[@]}"; do [[ $d == Dockerfile.controller ]] && df=$d; done
 mapfile -t pkgs < <(awk -F'\t' -v df="$df" '$1 == df {print $2}' "$tmp/list")
 if grep -qE '^COPY +\. +\.(/)? *$' "$df"; then
-  drop=${pkgs[$((${#pkgs[@]} / 2))]}
+  # The dropped directory must not sit inside another one that is copied (COPY controller/
+  # copies controller/deferpolicy/ too): take the first such from the middle of the list on.
+  drop=""
+  for ((i = ${#pkgs[@]} / 2; i < ${#pkgs[@]} + ${#pkgs[@]} / 2; i++)); do
+    candidate=${pkgs[$((i % ${#pkgs[@]}))]}
+    nested=""
+    for p in "${pkgs[@]}"; do
+      if [[ $p != "$candidate" && $candidate == "$p"/* ]]; then nested=1; fi
+    done
+    if [[ -z $nested ]]; then drop=$candidate; break; fi
+  done
   for mode in all drop; do
     fresh
     lines=""
