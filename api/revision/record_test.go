@@ -84,3 +84,19 @@ func TestReplicaSetRevisionsAreNotRecords(t *testing.T) {
 	_, err = ToControllerRevision(rs)
 	assert.ErrorContains(t, err, "is not a StatefulSet revision")
 }
+
+func TestExecHookSelectorOfAStatefulSetRevisionUsesTheTemplateHash(t *testing.T) {
+	view, err := New(statefulDC(), 2)
+	require.NoError(t, err)
+	view.Annotations[v1alpha1.TemplateHashAnnotation] = "db-new"
+	matches := func(pods v1alpha1.ExecHookPods, hash string) bool {
+		sel, err := metav1.LabelSelectorAsSelector(ExecHookSelector(view, pods))
+		require.NoError(t, err)
+		return sel.Matches(labels.Set{"app": "db", v1alpha1.ConfigLabel: "db", appsv1.ControllerRevisionHashLabelKey: hash})
+	}
+	assert.True(t, matches(v1alpha1.ExecHookPodsNew, "db-new"))
+	assert.False(t, matches(v1alpha1.ExecHookPodsNew, "db-old"))
+	assert.True(t, matches(v1alpha1.ExecHookPodsOld, "db-old"))
+	assert.False(t, matches(v1alpha1.ExecHookPodsOld, "db-new"))
+	assert.True(t, matches(v1alpha1.ExecHookPodsAll, "db-old"))
+}
