@@ -232,6 +232,12 @@ func TestStatefulSetFailedRevisionRollsBackAndReplacesItsStuckPod(t *testing.T) 
 	require.NoError(t, err, "all 3 pods Ready on revision 1's template\n%s", env.Describe(ns, "db"))
 	assert.NotEmpty(t, eventsWithReason(t, ns, stagehandv1.EventStuckPodReplaced), "the stuck pod's replacement is an event")
 	assert.Equal(t, claims, claimUIDs(t, ns))
+
+	// And the same sequence on a plain StatefulSet stays stuck (kubernetes#67250)
+	for i := range 3 {
+		createHostPathVolume(t, ns, fmt.Sprintf("/stagehand-test/%s/plain-%d", ns, i))
+	}
+	plainStaysStuck(t, ns, "plain")
 }
 
 func TestStatefulSetCanaryStepHoldsTheHighestOrdinalUntilPromoted(t *testing.T) {
