@@ -169,7 +169,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	}
 	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
 	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
-		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, opts.Defer, metrics, log)
+		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, inf.StatefulSets, opts.Defer, metrics, log)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			desired, err := revision.DesiredReplicas(rs)
 			desiredStale = err != nil || desired != want
 		}
-		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs)
+		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs.Namespace, rs.Spec.Template.Labels)
 		asked := v1alpha1.HasDeferScaleDownRequest(rs)
 		if deferred && v1alpha1.DeferScaleDownRequestIs(rs, want) && !desiredStale {
 			continue // the DeferPolicy controller lowers the replicas once the steps have run
@@ -162,17 +162,18 @@ func (c *Controller) pruneRevisions(ctx context.Context, dc *v1alpha1.Deployment
 	return nil
 }
 
-// deferScaleDown reports whether a BeforeScaleDown DeferPolicy selects rs's pods: its
-// scale-downs then go through the DeferPolicy controller, which runs the steps of the
-// pods that go and lowers the replicas afterwards (docs/defer.md).
-func (c *Controller) deferScaleDown(rs *appsv1.ReplicaSet) bool {
+// deferScaleDown reports whether a BeforeScaleDown DeferPolicy of namespace ns selects
+// pods with labels podLabels: a scale-down of such pods goes through the DeferPolicy
+// controller, which runs the steps of the pods that go and lowers the replicas afterwards
+// (docs/defer.md).
+func (c *Controller) deferScaleDown(ns string, podLabels map[string]string) bool {
 	if c.deferLister == nil {
 		return false
 	}
-	policies, err := c.deferLister.DeferPolicies(rs.Namespace).List(labels.Everything())
+	policies, err := c.deferLister.DeferPolicies(ns).List(labels.Everything())
 	if err != nil {
 		return false
 	}
-	first, _ := v1alpha1.FirstSelecting(policies, v1alpha1.DeferBeforeScaleDown, rs.Spec.Template.Labels)
+	first, _ := v1alpha1.FirstSelecting(policies, v1alpha1.DeferBeforeScaleDown, podLabels)
 	return first != nil
 }

@@ -153,6 +153,7 @@ func (c *Controller) settleStatefulSet(ctx context.Context, dc *v1alpha1.Deploym
 		want.Spec.Template = *serving.Spec.Template.DeepCopy()
 		want.Annotations[v1alpha1.StatefulSetRevisionAnnotation] = strconv.FormatInt(n, 10)
 	}
+	c.deferSetScaleDown(set, want)
 	if !equalSettled(set, want) {
 		if _, err := c.kube.AppsV1().StatefulSets(dc.Namespace).Update(ctx, want, plumbing.UpdateOptions()); err != nil {
 			return fmt.Errorf("restoring StatefulSet %s to the serving revision: %w", dc.Name, err)
@@ -207,9 +208,49 @@ func (c *Controller) deleteStuckPods(ctx context.Context, dc *v1alpha1.Deploymen
 	return deleted, nil
 }
 
-// equalSettled reports whether set already has want's replicas, partition and template.
+// deferSetScaleDown turns a lowering of want's replicas into a request to the DeferPolicy
+// controller when a BeforeScaleDown policy selects the pods: it lowers them one ordinal at
+// a time, highest first, each after that pod's steps (docs/statefulsets.md, "Scale-down").
+// Otherwise it withdraws any request.
+func (c *Controller) deferSetScaleDown(set, want *appsv1.StatefulSet) {
+	to := *want.Spec.Replicas
+	if to < *set.Spec.Replicas && c.deferScaleDown(set.Namespace, want.Spec.Template.Labels) {
+		v1alpha1.SetDeferScaleDownRequest(want, to)
+		want.Spec.Replicas = set.Spec.Replicas
+		return
+	}
+	v1alpha1.ClearDeferScaleDownRequest(want)
+}
+
+// holdFrozenSet withdraws the BeforeScaleDown request of a frozen DC's StatefulSet that no
+// pod was chosen for yet: onFailure: Freeze leaves the replicas where they are. A choice
+// already made is carried out (DESIGN.md §4 invariant 8).
+func (c *Controller) holdFrozenSet(ctx context.Context, dc *v1alpha1.DeploymentConfig) error {
+	set, err := c.stsLister.StatefulSets(dc.Namespace).Get(dc.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, _, chose := v1alpha1.DeferScaleDownChoiceOf(set); chose || !v1alpha1.HasDeferScaleDownRequest(set) {
+		return nil
+	}
+	held := set.DeepCopy()
+	v1alpha1.ClearDeferScaleDownRequest(held)
+	if _, err := c.kube.AppsV1().StatefulSets(dc.Namespace).Update(ctx, held, plumbing.UpdateOptions()); err != nil {
+		return fmt.Errorf("withdrawing the BeforeScaleDown request of frozen StatefulSet %s: %w", set.Name, err)
+	}
+	return nil
+}
+
+// equalSettled reports whether set already has want's replicas, partition, template and
+// scale-down request.
 func equalSettled(set, want *appsv1.StatefulSet) bool {
-	return *set.Spec.Replicas == *want.Spec.Replicas && statefulSetRevision(set) == statefulSetRevision(want) &&
+	setTo, setAsked := v1alpha1.DeferScaleDownRequestOf(set)
+	wantTo, wantAsked := v1alpha1.DeferScaleDownRequestOf(want)
+	return setTo == wantTo && setAsked == wantAsked && v1alpha1.HasDeferScaleDownRequest(set) == v1alpha1.HasDeferScaleDownRequest(want) &&
+		*set.Spec.Replicas == *want.Spec.Replicas && statefulSetRevision(set) == statefulSetRevision(want) &&
 		set.Spec.UpdateStrategy.RollingUpdate != nil && set.Spec.UpdateStrategy.RollingUpdate.Partition != nil &&
 		*set.Spec.UpdateStrategy.RollingUpdate.Partition == *want.Spec.UpdateStrategy.RollingUpdate.Partition
 }

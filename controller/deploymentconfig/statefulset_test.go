@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
+	dclisters "github.com/stagehand-dev/stagehand/api/client/listers/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
@@ -147,3 +149,70 @@ func pods(t *testing.T, f *fixture) []string {
 }
 
 func ptrInt32(n int32) *int32 { return &n }
+
+// settledSet is a StatefulSet DC whose revision 1 completed on 3 pods and whose
+// spec.replicas is now 1, with a BeforeScaleDown DeferPolicy selecting its pods when
+// deferred is true.
+func settledSet(t *testing.T, deferred bool, onFailure v1alpha1.OnFailure) (*fixture, *appsv1.StatefulSet) {
+	t.Helper()
+	dc := statefulConfig(1)
+	dc.Spec.Replicas = ptrInt32(1)
+	dc.Spec.Strategy.OnFailure = onFailure
+	phase := v1alpha1.RevisionPhaseComplete
+	if onFailure == v1alpha1.OnFailureFreeze {
+		phase = v1alpha1.RevisionPhaseFailed
+	}
+	one := statefulRecord(t, dc, 1, phase, "db-good")
+	set := newStatefulSet(dc, one)
+	set.Spec.Replicas = ptrInt32(3)
+	set.Spec.UpdateStrategy.RollingUpdate.Partition = ptrInt32(0)
+	if onFailure == v1alpha1.OnFailureFreeze {
+		v1alpha1.SetDeferScaleDownRequest(set, 1)
+	}
+	f := newFixture(t, []*v1alpha1.DeploymentConfig{dc}, storedRecord(t, one), set, deployerPod(t, one, corev1.PodSucceeded))
+	for _, o := range []runtime.Object{one, set, deployerPod(t, one, corev1.PodSucceeded)} {
+		f.Cache(o)
+	}
+	policies := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if deferred {
+		require.NoError(t, policies.Add(&v1alpha1.DeferPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "hand-over", Namespace: "ns"},
+			Spec: v1alpha1.DeferPolicySpec{When: v1alpha1.DeferBeforeScaleDown,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.ConfigLabel: "db"}}},
+		}))
+	}
+	f.dc.deferLister = dclisters.NewDeferPolicyLister(policies)
+	return f, set
+}
+
+// A scale-down of pods that a BeforeScaleDown policy selects is asked of the DeferPolicy
+// controller, which lowers the replicas one ordinal at a time after each pod's steps;
+// without such a policy the replicas go down at once.
+func TestSyncStatefulSetDefersAScaleDownToTheBeforeScaleDownSteps(t *testing.T) {
+	for _, deferred := range []bool{true, false} {
+		f, _ := settledSet(t, deferred, v1alpha1.OnFailureRollback)
+		require.NoError(t, f.syncDC("db"))
+		set, err := f.Kube.AppsV1().StatefulSets("ns").Get(context.Background(), "db", metav1.GetOptions{})
+		require.NoError(t, err)
+		to, asked := v1alpha1.DeferScaleDownRequestOf(set)
+		if deferred {
+			assert.Equal(t, int32(3), *set.Spec.Replicas, "the DeferPolicy controller lowers them")
+			assert.True(t, asked)
+			assert.Equal(t, int32(1), to)
+		} else {
+			assert.Equal(t, int32(1), *set.Spec.Replicas)
+			assert.False(t, asked)
+		}
+	}
+}
+
+// onFailure: Freeze leaves the replicas as they are: a request no pod was chosen for yet
+// is withdrawn.
+func TestSyncStatefulSetFrozenWithdrawsAnUnservedScaleDown(t *testing.T) {
+	f, _ := settledSet(t, true, v1alpha1.OnFailureFreeze)
+	require.NoError(t, f.syncDC("db"))
+	set, err := f.Kube.AppsV1().StatefulSets("ns").Get(context.Background(), "db", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, v1alpha1.HasDeferScaleDownRequest(set))
+	assert.Equal(t, int32(3), *set.Spec.Replicas)
+}

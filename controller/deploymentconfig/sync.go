@@ -242,8 +242,11 @@ func (c *Controller) afterRollout(ctx context.Context, dc *v1alpha1.DeploymentCo
 	if dc.Spec.StatefulSet != nil {
 		// Its revisions run no pod of their own: the StatefulSet does (statefulset.go).
 		scale = func(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
-			if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) || c.stsLister == nil {
+			if c.stsLister == nil {
 				return nil
+			}
+			if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) {
+				return c.holdFrozenSet(ctx, dc)
 			}
 			return c.settleStatefulSet(ctx, dc, revs, latest)
 		}
