@@ -136,6 +136,9 @@ func (c *Controller) settleStatefulSet(ctx context.Context, dc *v1alpha1.Deploym
 	if err != nil {
 		return err
 	}
+	if !metav1.IsControlledBy(set, dc) {
+		return nil // not yet adopted, or given back by eject
+	}
 	serving := revision.NewestComplete(revs)
 	want := set.DeepCopy()
 	zero := int32(0)
