@@ -215,6 +215,10 @@ func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyP
 	record := func(ctx context.Context) (*appsv1.ReplicaSet, error) {
 		return revisions.Client{Kube: d.Client}.Get(ctx, to.Namespace, to.Name, true)
 	}
+	var deferred *strategies.DeferredScaleDowns
+	if kc, ok := d.Clients.(*strategies.KubeClients); ok {
+		deferred = kc.Defer
+	}
 	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName, Record: record,
-		Signals: statefulset.RecordSignals{Client: d.Client, Namespace: d.Inputs.Namespace}}, nil
+		Signals: statefulset.RecordSignals{Client: d.Client, Namespace: d.Inputs.Namespace}, Defer: deferred}, nil
 }

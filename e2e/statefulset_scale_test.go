@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
@@ -82,4 +83,42 @@ func TestStatefulSetScaleDownRunsTheStepsOfTheHighestOrdinalsInOrder(t *testing.
 		set, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, "db", metav1.GetOptions{})
 		return err == nil && *set.Spec.Replicas == 1 && !stagehandv1.InDeferScaleDown(set)
 	}, podTimeout, 200*time.Millisecond, "StatefulSet db at 1 replica, with no scale-down pending")
+
+	// When it is scaled back to 3, then a new template comes with 2 replicas: the deployer
+	// of revision 2 scales down first, through the same steps
+	out, err = env.Kubectl(ns, "scale", "dc/db", "--replicas=3")
+	require.NoError(t, err, out)
+	pods = env.WaitForPods(t, ns, "app=db,!"+stagehandv1.DeferStepOfLabel+",!"+stagehandv1.HookStageLabel+",!"+stagehandv1.DeployerPodForLabel,
+		podTimeout, "3 ready pods", func(ps []*corev1.Pod) bool {
+			ready := 0
+			for _, p := range ps {
+				if p.DeletionTimestamp == nil && framework.PodReady(p) {
+					ready++
+				}
+			}
+			return ready == 3
+		})
+	for _, p := range pods {
+		byName[p.Name] = p
+	}
+	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
+	require.Eventually(t, func() bool {
+		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		framework.SetVersion(dc, 2)
+		dc.Spec.Replicas = ptr.To[int32](2)
+		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
+		return err == nil
+	}, podTimeout, 200*time.Millisecond)
+	waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseComplete)
+
+	// Then db-2 ran its steps once, and db-1 and db-0 none: they stay, on the new template
+	for name, want := range map[string]int{"db-2": 1, "db-1": 0, "db-0": 0} {
+		assert.Len(t, stepPods(t, ns, string(byName[name].UID)), want, "step pods of %s", name)
+	}
+	log, err := env.Kubectl(ns, "logs", stagehandv1.DeployerPodName(stagehandv1.RevisionName("db", 2)))
+	require.NoError(t, err, log)
+	assert.Contains(t, log, "once DeferPolicy db has run its BeforeScaleDown steps for each pod that goes")
 }

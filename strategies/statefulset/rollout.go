@@ -31,6 +31,8 @@ type Rollout struct {
 	Record func(ctx context.Context) (*appsv1.ReplicaSet, error)
 	// Signals record the step of a rollout with steps, and wait for resume and promote.
 	Signals strategies.StepSignals
+	// Defer finds the BeforeScaleDown policies of a scale-down; nil scales at once.
+	Defer *strategies.DeferredScaleDowns
 }
 
 var _ strategies.Strategy = &Rollout{}
@@ -51,7 +53,7 @@ func (r *Rollout) Deploy(ctx context.Context, from, to *appsv1.ReplicaSet, desir
 	if err := r.Hooks.Run(ctx, strategies.StagePre, r.Params.Pre); err != nil {
 		return fmt.Errorf("running the pre hook of %s: %w", to.Name, err)
 	}
-	if err := r.Walker.Sets.SetReplicas(ctx, r.Config, desired); err != nil {
+	if err := r.scaleTo(ctx, desired); err != nil {
 		return fmt.Errorf("scaling StatefulSet %s to %d: %w", r.Config, desired, err)
 	}
 	// The first revision has no pods to canary against: it rolls straight out, as a

@@ -28,6 +28,9 @@ type Sets interface {
 	SetPartition(ctx context.Context, name string, partition int32, maxUnavailable *intstr.IntOrString) (*appsv1.StatefulSet, error)
 	// SetReplicas writes the set's spec.replicas and nothing else.
 	SetReplicas(ctx context.Context, name string, replicas int32) error
+	// AskScaleDown asks for a scale-down after the BeforeScaleDown steps of the pods that
+	// go (v1alpha1.DeferScaleDownRequestPatch), and writes nothing else.
+	AskScaleDown(ctx context.Context, name string, to int32) error
 }
 
 // KubeSets implements Sets for one namespace over a Kubernetes clientset.
