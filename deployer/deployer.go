@@ -207,7 +207,7 @@ func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyP
 		return nil, strategies.Invalidf("--until is not supported on a StatefulSet yet (docs/statefulsets.md)")
 	}
 	walker := &statefulset.Walker{
-		Sets: &statefulset.KubeSets{Client: d.Client, Namespace: d.Inputs.Namespace}, Out: d.Out,
+		Sets: &statefulset.KubeSets{KubeClients: strategies.KubeClients{Client: d.Client, Namespace: d.Inputs.Namespace}}, Out: d.Out,
 		MinReadySeconds: d.Inputs.Config.Spec.MinReadySeconds, MaxUnavailable: params.MaxUnavailable,
 		Timeout: revision.TimeoutFrom(params.TimeoutSeconds),
 	}
