@@ -285,10 +285,15 @@ func TestStatefulSetCanaryStepHoldsTheHighestOrdinalUntilPromoted(t *testing.T) 
 	assert.Equal(t, []string{"db-2"}, onNew())
 	time.Sleep(3 * time.Second)
 	assert.Equal(t, []string{"db-2"}, onNew(), "the pause holds the other ordinals")
+	tree := pluginOK(t, ns, "get", "dc/db").Stdout
+	assert.Contains(t, tree, "StatefulSet", "the get tree shows the StatefulSet")
+	assert.Contains(t, tree, "template of revision 2")
 
 	// Then rollout promote completes it, every pod on the new template
 	out := pluginOK(t, ns, "rollout", "promote", "dc/db")
 	assert.Contains(t, out.Stdout, "promoted")
+	status := pluginOK(t, ns, "rollout", "status", "dc/db", "--timeout=2m")
+	assert.Contains(t, status.Stdout, "revision db-2 is complete")
 	waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseComplete)
 	assert.ElementsMatch(t, []string{"db-0", "db-1", "db-2"}, onNew())
 }

@@ -91,18 +91,22 @@ func (c Client) GetAny(ctx context.Context, namespace, name string) (*appsv1.Rep
 	return c.Get(ctx, namespace, name, true)
 }
 
+// StatefulSelector is the label selector of the ControllerRevisions that record the
+// StatefulSet revisions of DC config.
+func StatefulSelector(config string) string {
+	return v1alpha1.ConfigLabel + "=" + config + "," + v1alpha1.WorkloadLabel + "=" + v1alpha1.WorkloadStatefulSet
+}
+
 // List lists the revisions of config, of the kind stateful says.
 func (c Client) List(ctx context.Context, namespace, config string, stateful bool) ([]appsv1.ReplicaSet, error) {
-	selector := v1alpha1.ConfigLabel + "=" + config
 	if !stateful {
-		list, err := c.Kube.AppsV1().ReplicaSets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		list, err := c.Kube.AppsV1().ReplicaSets(namespace).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
 		if err != nil {
 			return nil, err
 		}
 		return list.Items, nil
 	}
-	crs, err := c.Kube.AppsV1().ControllerRevisions(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: selector + "," + v1alpha1.WorkloadLabel + "=" + v1alpha1.WorkloadStatefulSet})
+	crs, err := c.Kube.AppsV1().ControllerRevisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: StatefulSelector(config)})
 	if err != nil {
 		return nil, err
 	}
