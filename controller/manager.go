@@ -113,9 +113,15 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	// serves the deployer-pod controller too.
 	allPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.DeferControllerPods().String() })
 
+	// The records of StatefulSet revisions, stored as their ReplicaSet views.
+	statefulRevisions := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(opts.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = plumbing.StatefulRevisionSelector }),
+		informers.WithTransform(plumbing.StatefulRevisionView))
 	inf := plumbing.Informers{
+		StatefulRevisions: statefulRevisions.Apps().V1().ControllerRevisions().Informer(),
 		DeploymentConfigs: dcs.Stagehand().V1alpha1().DeploymentConfigs(),
 		ReplicaSets:       revisions.Apps().V1().ReplicaSets(),
+		StatefulSets:      revisions.Apps().V1().StatefulSets(),
 		DeployerPods:      deployerPods.Core().V1().Pods(),
 		ServiceAccounts:   access.Core().V1().ServiceAccounts(),
 		RoleBindings:      access.Rbac().V1().RoleBindings(),
@@ -136,7 +142,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		return nil, err
 	}
 	m := &Manager{
-		revisions:         inf.ReplicaSets.Lister(),
+		revisions:         inf.Revisions(),
 		DeploymentConfigs: dcController,
 		DeployerPods:      podController,
 		Triggers:          triggerController,
@@ -163,7 +169,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	}
 	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
 	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
-		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, opts.Defer, metrics, log)
+		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, inf.StatefulSets, opts.Defer, metrics, log)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +178,8 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	}
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
 		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
-	m.factories = append(m.factories, revisions, deployerPods, access, dcs, allPods)
-	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(),
+	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods)
+	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(), inf.StatefulRevisions, inf.StatefulSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
 		m.synced = append(m.synced, i.HasSynced)
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/hookpod"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 	"github.com/stagehand-dev/stagehand/strategies"
 	"github.com/stagehand-dev/stagehand/strategies/recreate"
 	"github.com/stagehand-dev/stagehand/strategies/rolling"
+	"github.com/stagehand-dev/stagehand/strategies/statefulset"
 )
 
 // Deployer is one run of the deployer for one revision. It is the SDK of custom strategy
@@ -120,6 +122,9 @@ func (d *Deployer) Strategy(t v1alpha1.DeploymentStrategyType) (strategies.Strat
 	case v1alpha1.DeploymentStrategyTypeRecreate:
 		return recreate.New(d.Clients, d.Hooks, d.Out, *step.RecreateParams, spec.MinReadySeconds).WithUntil(d.Until).WithOlder(d.Inputs.Older), nil
 	case v1alpha1.DeploymentStrategyTypeRolling:
+		if spec.StatefulSet != nil {
+			return d.statefulSetRollout(*step.RollingParams)
+		}
 		first := recreate.FirstRollout(d.Clients, d.Hooks, d.Out, spec.MinReadySeconds)
 		r := rolling.New(d.Clients, d.Hooks, d.Out, *step.RollingParams, spec.MinReadySeconds, first).WithUntil(d.Until).WithOlder(d.Inputs.Older)
 		if signals, ok := d.Clients.(strategies.StepSignals); ok {
@@ -193,4 +198,27 @@ func Finish(path string, err error, success string, hooks []v1alpha1.HookOutcome
 		log.WithError(werr).Error("the controller will only see the exit code")
 	}
 	return code
+}
+
+// statefulSetRollout is the Rolling strategy of a DeploymentConfig with spec.statefulSet:
+// the walk of its StatefulSet (docs/statefulsets.md).
+func (d *Deployer) statefulSetRollout(params v1alpha1.RollingDeploymentStrategyParams) (strategies.Strategy, error) {
+	if d.Until != (strategies.Until{}) {
+		return nil, strategies.Invalidf("--until is not supported on a StatefulSet yet (docs/statefulsets.md)")
+	}
+	walker := &statefulset.Walker{
+		Sets: &statefulset.KubeSets{KubeClients: strategies.KubeClients{Client: d.Client, Namespace: d.Inputs.Namespace}}, Out: d.Out,
+		MinReadySeconds: d.Inputs.Config.Spec.MinReadySeconds, MaxUnavailable: params.MaxUnavailable,
+		Timeout: revision.TimeoutFrom(params.TimeoutSeconds),
+	}
+	to := d.Inputs.To
+	record := func(ctx context.Context) (*appsv1.ReplicaSet, error) {
+		return revisions.Client{Kube: d.Client}.Get(ctx, to.Namespace, to.Name, true)
+	}
+	var deferred *strategies.DeferredScaleDowns
+	if kc, ok := d.Clients.(*strategies.KubeClients); ok {
+		deferred = kc.Defer
+	}
+	return &statefulset.Rollout{Walker: walker, Hooks: d.Hooks, Params: params, Config: d.Inputs.ConfigName, Record: record,
+		Signals: statefulset.RecordSignals{Client: d.Client, Namespace: d.Inputs.Namespace}, Defer: deferred}, nil
 }

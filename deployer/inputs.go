@@ -8,11 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/internal/apiretry"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 	"github.com/stagehand-dev/stagehand/strategies"
 )
 
@@ -48,7 +48,7 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 	var list *appsv1.ReplicaSetList
 	var to *appsv1.ReplicaSet
 	if config, _, ok := v1alpha1.ParseRevisionName(revision); ok {
-		l, err := listRevisions(ctx, rsClient, config)
+		l, err := listRevisions(ctx, client, namespace, config, false)
 		if err != nil {
 			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, config, err)
 		}
@@ -66,6 +66,13 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 			return err
 		})
 		if apierrors.IsNotFound(err) {
+			// A StatefulSet revision is a ControllerRevision (docs/statefulsets.md).
+			err = apiretry.Do(ctx, func() (err error) {
+				rs, err = revisions.Client{Kube: client}.Get(ctx, namespace, revision, true)
+				return err
+			})
+		}
+		if apierrors.IsNotFound(err) {
 			return nil, strategies.Invalidf("the revision's ReplicaSet %s/%s does not exist: check %s and %s, or whether the revision was pruned",
 				namespace, revision, v1alpha1.EnvRevision, v1alpha1.EnvNamespace)
 		}
@@ -78,8 +85,8 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 	if err != nil {
 		return nil, err
 	}
-	if list == nil {
-		if list, err = listRevisions(ctx, rsClient, in.ConfigName); err != nil {
+	if stateful := to.Labels[v1alpha1.WorkloadLabel] == v1alpha1.WorkloadStatefulSet; list == nil || stateful {
+		if list, err = listRevisions(ctx, client, namespace, in.ConfigName, stateful); err != nil {
 			return nil, fmt.Errorf("listing the revisions of %s/%s: %w", namespace, in.ConfigName, err)
 		}
 	}
@@ -87,11 +94,12 @@ func LoadInputs(ctx context.Context, client kubernetes.Interface, namespace, rev
 	return in, nil
 }
 
-// listRevisions lists the ReplicaSets of config, again after a transient error.
-func listRevisions(ctx context.Context, rsClient appsv1client.ReplicaSetInterface, config string) (*appsv1.ReplicaSetList, error) {
-	var list *appsv1.ReplicaSetList
+// listRevisions lists the revisions of config, ReplicaSets or (stateful) the views of
+// StatefulSet revisions, again after a transient error.
+func listRevisions(ctx context.Context, client kubernetes.Interface, namespace, config string, stateful bool) (*appsv1.ReplicaSetList, error) {
+	list := &appsv1.ReplicaSetList{}
 	err := apiretry.Do(ctx, func() (err error) {
-		list, err = rsClient.List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + config})
+		list.Items, err = revisions.Client{Kube: client}.List(ctx, namespace, config, stateful)
 		return err
 	})
 	return list, err

@@ -29,6 +29,7 @@ import (
 type podHistory struct {
 	mu        sync.Mutex
 	pods      map[string]*corev1.Pod
+	chosen    map[string]time.Time
 	outcome   map[string]time.Time
 	deleted   map[string]time.Time
 	minActive int
@@ -41,7 +42,7 @@ func followPods(t *testing.T, ns, selector string) *podHistory {
 	t.Cleanup(cancel)
 	w, err := env.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	require.NoError(t, err)
-	h := &podHistory{pods: map[string]*corev1.Pod{}, outcome: map[string]time.Time{}, deleted: map[string]time.Time{}, minActive: 1 << 30}
+	h := &podHistory{pods: map[string]*corev1.Pod{}, chosen: map[string]time.Time{}, outcome: map[string]time.Time{}, deleted: map[string]time.Time{}, minActive: 1 << 30}
 	go func() {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
@@ -55,6 +56,9 @@ func followPods(t *testing.T, ns, selector string) *podHistory {
 				delete(h.pods, pod.Name)
 			} else {
 				h.pods[pod.Name] = pod
+			}
+			if _, ok := h.chosen[pod.Name]; !ok && stagehandv1.DeferScaleDownMarkOf(pod) != "" {
+				h.chosen[pod.Name] = now
 			}
 			if run, err := stagehandv1.DeferRunOf(pod); err == nil && run != nil && run.Done() {
 				if _, ok := h.outcome[pod.Name]; !ok {

@@ -36,51 +36,59 @@ const stuckWindow = 20 * time.Second
 func TestStatefulSetPlainStaysStuckAfterABadTemplateIsReverted(t *testing.T) {
 	requireCluster(t)
 	ns := env.Namespace(t)
-	ctx := context.Background()
-	sets := env.Kube.AppsV1().StatefulSets(ns)
-
-	// Given a 3-replica StatefulSet with a claim per pod, all Ready on revision 1
 	for i := range 3 {
 		createHostPathVolume(t, ns, fmt.Sprintf("/stagehand-test/%s/data-%d", ns, i))
 	}
-	sts, err := sets.Create(ctx, plainStatefulSet("db", ns), metav1.CreateOptions{})
+	plainStaysStuck(t, ns, "db")
+}
+
+// plainStaysStuck runs the sequence of kubernetes#67250 on a plain StatefulSet name in ns,
+// whose 3 claims bind to hostPath volumes labelled volume=<ns> that the caller made, and
+// checks that it stays stuck.
+func plainStaysStuck(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	sets := env.Kube.AppsV1().StatefulSets(ns)
+	last := name + "-2"
+
+	// Given a 3-replica StatefulSet with a claim per pod, all Ready on revision 1
+	sts, err := sets.Create(ctx, plainStatefulSet(name, ns), metav1.CreateOptions{})
 	require.NoError(t, err)
-	good := waitForStatefulSet(t, ns, "db", "3 Ready pods on revision 1", func(s *appsv1.StatefulSet) bool {
+	good := waitForStatefulSet(t, ns, name, "3 Ready pods on revision 1", func(s *appsv1.StatefulSet) bool {
 		return s.Status.ReadyReplicas == 3 && s.Status.UpdatedReplicas == 3 && s.Status.CurrentRevision == s.Status.UpdateRevision
 	})
 	claims := claimUIDs(t, ns)
-	require.Len(t, claims, 3, "a bound claim per pod")
 
-	// When revision 2's pods never become Ready, the controller updates ordinal 2 and waits
-	updateStatefulSet(t, ns, "db", func(s *appsv1.StatefulSet) {
+	// When revision 2's pods never become Ready, the controller updates the last ordinal and waits
+	updateStatefulSet(t, ns, name, func(s *appsv1.StatefulSet) {
 		s.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "exit 1"}}},
 			PeriodSeconds: 1,
 		}
 	})
-	bad := waitForStatefulSet(t, ns, "db", "ordinal 2 on the bad revision", func(s *appsv1.StatefulSet) bool {
+	bad := waitForStatefulSet(t, ns, name, "ordinal 2 on the bad revision", func(s *appsv1.StatefulSet) bool {
 		return s.Status.UpdateRevision != good.Status.CurrentRevision && s.Status.UpdatedReplicas == 1
 	})
-	env.WaitForPod(t, ns, "db-2", podTimeout, "db-2 running on the bad revision, not Ready", func(p *corev1.Pod) bool {
+	env.WaitForPod(t, ns, last, podTimeout, last+" running on the bad revision, not Ready", func(p *corev1.Pod) bool {
 		return p != nil && p.Labels[appsv1.ControllerRevisionHashLabelKey] == bad.Status.UpdateRevision &&
 			p.Status.Phase == corev1.PodRunning && !framework.PodReady(p)
 	})
 
 	// And the template is reverted to revision 1's, which the controller observes
-	updateStatefulSet(t, ns, "db", func(s *appsv1.StatefulSet) { s.Spec.Template = sts.Spec.Template })
-	waitForStatefulSet(t, ns, "db", "the revert observed", func(s *appsv1.StatefulSet) bool {
+	updateStatefulSet(t, ns, name, func(s *appsv1.StatefulSet) { s.Spec.Template = sts.Spec.Template })
+	waitForStatefulSet(t, ns, name, "the revert observed", func(s *appsv1.StatefulSet) bool {
 		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdateRevision == good.Status.CurrentRevision
 	})
 
-	// Then db-2 stays on the bad revision, not Ready, and is never replaced
-	stuck := env.WaitForPod(t, ns, "db-2", podTimeout, "db-2 present", func(p *corev1.Pod) bool { return p != nil })
+	// Then the last pod stays on the bad revision, not Ready, and is never replaced
+	stuck := env.WaitForPod(t, ns, last, podTimeout, last+" present", func(p *corev1.Pod) bool { return p != nil })
 	deadline := time.Now().Add(stuckWindow)
 	for time.Now().Before(deadline) {
-		p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "db-2", metav1.GetOptions{})
+		p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, last, metav1.GetOptions{})
 		require.NoError(t, err)
-		require.Equal(t, stuck.UID, p.UID, "the StatefulSet controller replaced db-2: kubernetes#67250 no longer reproduces here")
+		require.Equal(t, stuck.UID, p.UID, "the StatefulSet controller replaced %s: kubernetes#67250 no longer reproduces here", last)
 		require.Equal(t, bad.Status.UpdateRevision, p.Labels[appsv1.ControllerRevisionHashLabelKey])
-		require.False(t, framework.PodReady(p), "db-2 became Ready on the bad revision")
+		require.False(t, framework.PodReady(p), "%s became Ready on the bad revision", last)
 		time.Sleep(time.Second)
 	}
 	// And the claims were never touched

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
@@ -195,7 +196,7 @@ func selectVolumes(all []corev1.Volume, mounts []corev1.VolumeMount, names []str
 
 func ownerRef(rs *appsv1.ReplicaSet) metav1.OwnerReference {
 	return metav1.OwnerReference{
-		APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet",
+		APIVersion: revision.Kind(rs).GroupVersion().String(), Kind: revision.Kind(rs).Kind,
 		Name: rs.Name, UID: rs.UID,
 		// Not the controller: the ReplicaSet controller must not adopt or count it.
 		Controller: new(false), BlockOwnerDeletion: new(false),

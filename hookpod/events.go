@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/stagehand-dev/stagehand/api/revision"
 )
 
 // EventComponent is the source component of the deployer's events.
@@ -43,7 +45,8 @@ func InvolvedObject(rs *appsv1.ReplicaSet) corev1.ObjectReference {
 	if owner := metav1.GetControllerOf(rs); owner != nil {
 		return corev1.ObjectReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID, Namespace: rs.Namespace}
 	}
-	return corev1.ObjectReference{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Namespace: rs.Namespace}
+	kind := revision.Kind(rs)
+	return corev1.ObjectReference{APIVersion: kind.GroupVersion().String(), Kind: kind.Kind, Name: rs.Name, UID: rs.UID, Namespace: rs.Namespace}
 }
 
 func (w *eventWriter) Eventf(eventType, reason, messageFormat string, args ...any) {

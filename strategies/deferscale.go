@@ -29,10 +29,10 @@ type ScaleDownDeferrer interface {
 	DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, out *Progress) (bool, error)
 }
 
-// scaleDownMargin is added to a policy's grace period before the deployer stops waiting
+// ScaleDownMargin is added to a policy's grace period before the deployer stops waiting
 // for the controller and scales down itself: the steps of every pod run at once, each
 // bounded by the grace period.
-const scaleDownMargin = 30 * time.Second
+const ScaleDownMargin = 30 * time.Second
 
 // DeferredScaleDowns finds the BeforeScaleDown policies of one namespace. They are read
 // once per deployer, at the first scale-down: a policy created during a rollout applies
@@ -45,9 +45,9 @@ type DeferredScaleDowns struct {
 	policies []*v1alpha1.DeferPolicy
 }
 
-// policyFor is the first BeforeScaleDown policy by name that selects rs's pods, or nil.
-// A failed read (an older install without DeferPolicies) defers nothing.
-func (d *DeferredScaleDowns) policyFor(ctx context.Context, rs *appsv1.ReplicaSet, out *Progress) *v1alpha1.DeferPolicy {
+// PolicyFor is the first BeforeScaleDown policy by name that selects pods with podLabels,
+// or nil. A failed read (an older install without DeferPolicies) defers nothing.
+func (d *DeferredScaleDowns) PolicyFor(ctx context.Context, podLabels map[string]string, out *Progress) *v1alpha1.DeferPolicy {
 	if d == nil || d.Stagehand == nil {
 		return nil
 	}
@@ -63,13 +63,13 @@ func (d *DeferredScaleDowns) policyFor(ctx context.Context, rs *appsv1.ReplicaSe
 			d.policies = append(d.policies, &list.Items[i])
 		}
 	})
-	found, _ := v1alpha1.FirstSelecting(d.policies, v1alpha1.DeferBeforeScaleDown, rs.Spec.Template.Labels)
+	found, _ := v1alpha1.FirstSelecting(d.policies, v1alpha1.DeferBeforeScaleDown, podLabels)
 	return found
 }
 
 // DeferScaleDown implements ScaleDownDeferrer for KubeClients with Defer set.
 func (c *KubeClients) DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32, out *Progress) (bool, error) {
-	policy := c.Defer.policyFor(ctx, rs, out)
+	policy := c.Defer.PolicyFor(ctx, rs.Spec.Template.Labels, out)
 	if policy == nil {
 		return false, nil
 	}
@@ -82,7 +82,7 @@ func (c *KubeClients) DeferScaleDown(ctx context.Context, rs *appsv1.ReplicaSet,
 	if err != nil {
 		return true, cancelled(ctx, fmt.Errorf("asking for the scale-down of %s to %d: %w", rs.Name, replicas, err))
 	}
-	timeout := time.Duration(policy.GracePeriod())*time.Second + scaleDownMargin
+	timeout := time.Duration(policy.GracePeriod())*time.Second + ScaleDownMargin
 	if err := c.waitScaledDown(ctx, rs.Name, replicas, timeout); err != nil {
 		if ctx.Err() != nil {
 			return true, cancelled(ctx, err)

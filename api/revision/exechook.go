@@ -9,21 +9,27 @@ import (
 
 // ExecHookSelector selects the application pods (never hook or deployer pods) of the
 // DeploymentConfig of revision rs that pods names: Old (other revisions), New (rs) or All.
+// A StatefulSet's pods are told apart by their controller-revision-hash (rs's template
+// hash), not by a revision label.
 func ExecHookSelector(rs *appsv1.ReplicaSet, pods v1alpha1.ExecHookPods) *metav1.LabelSelector {
+	key, value := v1alpha1.RevisionLabel, rs.Labels[v1alpha1.RevisionLabel]
+	if OfStatefulSet(rs) {
+		key, value = appsv1.ControllerRevisionHashLabelKey, TemplateHash(rs)
+	}
 	sel := &metav1.LabelSelector{
 		MatchLabels: map[string]string{v1alpha1.ConfigLabel: rs.Labels[v1alpha1.ConfigLabel]},
 		MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: v1alpha1.HookStageLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
 			{Key: v1alpha1.DeployerPodForLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
-			{Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpExists},
+			{Key: key, Operator: metav1.LabelSelectorOpExists},
 		},
 	}
 	switch pods {
 	case v1alpha1.ExecHookPodsNew:
-		sel.MatchLabels[v1alpha1.RevisionLabel] = rs.Labels[v1alpha1.RevisionLabel]
+		sel.MatchLabels[key] = value
 	case v1alpha1.ExecHookPodsOld:
 		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: v1alpha1.RevisionLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{rs.Labels[v1alpha1.RevisionLabel]}})
+			Key: key, Operator: metav1.LabelSelectorOpNotIn, Values: []string{value}})
 	}
 	return sel
 }

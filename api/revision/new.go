@@ -14,7 +14,9 @@ import (
 // New builds revision n of dc (defaults applied) as DESIGN.md §4 describes it:
 // 0 replicas, the config and revision labels on the RS, its selector and its pod template,
 // the DC as controller owner, and the annotations with phase New. The creator adds the
-// cause annotations.
+// cause annotations. For a DC with spec.statefulSet it is the view of the revision's
+// ControllerRevision (record.go): the workload label, and neither the template nor the
+// selector carries the revision label.
 func New(dc *v1alpha1.DeploymentConfig, n int64) (*appsv1.ReplicaSet, error) {
 	snapshot, err := json.Marshal(dc.Spec)
 	if err != nil {
@@ -33,7 +35,10 @@ func New(dc *v1alpha1.DeploymentConfig, n int64) (*appsv1.ReplicaSet, error) {
 			selector.MatchLabels = map[string]string{}
 		}
 	}
-	selector.MatchLabels[v1alpha1.RevisionLabel] = revLabels[v1alpha1.RevisionLabel]
+	stateful := dc.Spec.StatefulSet != nil
+	if !stateful {
+		selector.MatchLabels[v1alpha1.RevisionLabel] = revLabels[v1alpha1.RevisionLabel]
+	}
 	// Deployer and hook pods carry the config and revision labels too. Whatever selector the
 	// user chose, the revision's ReplicaSet must never adopt or count them.
 	selector.MatchExpressions = append(selector.MatchExpressions,
@@ -47,6 +52,13 @@ func New(dc *v1alpha1.DeploymentConfig, n int64) (*appsv1.ReplicaSet, error) {
 	}
 	for k, v := range revLabels {
 		template.Labels[k] = v
+	}
+	if stateful {
+		// Pods keep their template across revisions: a rollback gives the old pods the
+		// very template they run, so the revision is not a label of theirs (record.go).
+		delete(template.Labels, v1alpha1.RevisionLabel)
+		selector = withHash(selector, "")
+		revLabels[v1alpha1.WorkloadLabel] = v1alpha1.WorkloadStatefulSet
 	}
 
 	replicas := int32(0)

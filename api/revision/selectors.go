@@ -35,7 +35,7 @@ func DeployerPods() labels.Selector {
 // or labels.
 func Owns(rs *appsv1.ReplicaSet, obj metav1.Object) bool {
 	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == rs.UID && ref.Kind == "ReplicaSet" {
+		if ref.UID == rs.UID && ref.Kind == Kind(rs).Kind {
 			return true
 		}
 	}

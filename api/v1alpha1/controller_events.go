@@ -9,6 +9,11 @@ const (
 	EventRevisionCreated = "RevisionCreated"
 	// MsgRevisionCreated takes the revision name and its cause.
 	MsgRevisionCreated = "Created revision %s (cause: %s)"
+	// EventStuckPodReplaced: after a failed revision of a StatefulSet, a pod of the failed
+	// template that was not Ready was deleted, so that it comes back on the restored one.
+	EventStuckPodReplaced = "StuckPodReplaced"
+	// MsgStuckPodReplaced takes the pod name and the failed template's hash.
+	MsgStuckPodReplaced = "Deleted pod %s, not Ready on the failed template %s, so that the StatefulSet creates it again on the restored template (its claims are kept)"
 
 	// EventRolloutRetried: a retry request reset the Failed latest revision to New.
 	EventRolloutRetried = "RolloutRetried"

@@ -20,6 +20,11 @@ import (
 //  4. once the ReplicaSet controller has acted, it deletes any chosen pod that is still
 //     there, and drops DeferScaleDownRemovingAnnotation.
 //
+// A StatefulSet uses the same annotations one ordinal at a time (docs/statefulsets.md):
+// the choice is always its highest ordinal, the replicas go down by one once that pod's
+// run has ended, and the request stays until it is met. It has no removing list: the
+// StatefulSet controller removes exactly the highest ordinals.
+//
 // This file is the handshake's one home: both sides ask for, read, write and clear these
 // annotations through the functions below, and nothing else formats or parses their
 // values. The Set and Clear functions change obj in memory only; the caller writes it.
@@ -131,11 +136,16 @@ func SetDeferScaleDownChoice(obj metav1.Object, to int32, pods []string) {
 	setAnnotation(obj, DeferScaleDownChoiceAnnotation, formatReplicas(to)+":"+strings.Join(pods, ","))
 }
 
+// ClearDeferScaleDownChoice drops obj's choice, if any; the request stays.
+func ClearDeferScaleDownChoice(obj metav1.Object) {
+	delete(obj.GetAnnotations(), DeferScaleDownChoiceAnnotation)
+}
+
 // EndDeferScaleDownRequest drops obj's request and choice, for the write that sets its
 // replicas (step 3). removing, when it names any pod, becomes the removing list.
 func EndDeferScaleDownRequest(obj metav1.Object, removing []string) {
 	ClearDeferScaleDownRequest(obj)
-	delete(obj.GetAnnotations(), DeferScaleDownChoiceAnnotation)
+	ClearDeferScaleDownChoice(obj)
 	if len(removing) > 0 {
 		setAnnotation(obj, DeferScaleDownRemovingAnnotation, strings.Join(removing, ","))
 	}

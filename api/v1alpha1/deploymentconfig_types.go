@@ -71,6 +71,9 @@ type DeploymentConfig struct {
 // +kubebuilder:validation:XValidation:rule="!self.strategy.?rollingParams.?failed.?execNewPod.?volumes.hasValue() || self.strategy.rollingParams.failed.execNewPod.volumes.all(v, has(self.template.spec.volumes) && self.template.spec.volumes.exists(tv, tv.name == v))",message="must name volumes of spec.template.spec.volumes",fieldPath=".strategy.rollingParams.failed.execNewPod.volumes",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.triggers) || self.triggers.all(t, !has(t.imageChangeParams) || t.imageChangeParams.containerNames.all(n, self.template.spec.containers.exists(c, c.name == n)))",message="spec.triggers[].imageChangeParams.containerNames must name containers of spec.template.spec.containers",fieldPath=".triggers",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.triggers) || self.triggers.all(t, !t.?imageChangeParams.?automatic.orValue(false) || t.imageChangeParams.containerNames.all(n, self.triggers.filter(u, u.?imageChangeParams.?automatic.orValue(false) && n in u.imageChangeParams.containerNames).size() == 1))",message="a container may follow at most one automatic ImageChange trigger: two would pin their images into it in turn; remove the container from all but one trigger's containerNames, or set automatic: false on the others",fieldPath=".triggers",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="has(self.statefulSet) == has(oldSelf.statefulSet)",message="cannot be added or removed: whether a DeploymentConfig runs on a StatefulSet is fixed when it is created; create a new DeploymentConfig, or take a running StatefulSet over with kubectl stagehand adopt statefulset/NAME",fieldPath=".statefulSet",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.statefulSet) || self.strategy.?type.orValue('Rolling') == 'Rolling'",message="must be Rolling with spec.statefulSet: Recreate would stop every member at once, and custom strategy images scale ReplicaSets; set spec.strategy.type: Rolling",fieldPath=".strategy.type",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.statefulSet) || !self.test || self.statefulSet.?persistentVolumeClaimRetentionPolicy.?whenScaled.orValue('Retain') != 'Delete'",message="spec.test scales every revision to 0 after its rollout, and persistentVolumeClaimRetentionPolicy.whenScaled: Delete would then delete the claims, which no rollout may do; set whenScaled: Retain or leave test out",fieldPath=".test",reason=FieldValueForbidden
 type DeploymentConfigSpec struct {
 	// Replicas is the number of pods the active revision runs. Default 1.
 	// +kubebuilder:default=1
@@ -141,6 +144,12 @@ type DeploymentConfigSpec struct {
 	// +kubebuilder:default={type: Rolling, activeDeadlineSeconds: 21600}
 	// +optional
 	Strategy DeploymentStrategy `json:"strategy,omitempty"`
+
+	// StatefulSet, when set, runs the revisions on StatefulSet <name> instead of a
+	// ReplicaSet each: pods keep their names and claims, and a rollout walks them highest
+	// ordinal first (docs/statefulsets.md). It cannot be added or removed later.
+	// +optional
+	StatefulSet *StatefulSetWorkload `json:"statefulSet,omitempty"`
 }
 
 // DeploymentConfigList is a list of DeploymentConfigs.

@@ -62,7 +62,22 @@ const (
 	// ImageTriggerAnnotation on a revision caused by an image change holds the watched tag
 	// and the digest reference it moved to: "<tag> -> <repo@sha256:...>".
 	ImageTriggerAnnotation = GroupName + "/image-trigger"
+	// WorkloadLabel marks the revisions of a DeploymentConfig that runs on a StatefulSet
+	// (value WorkloadStatefulSet): ControllerRevisions <dc>-<N>, which the revision model
+	// reads as ReplicaSets that run no pod (docs/statefulsets.md).
+	WorkloadLabel = GroupName + "/workload"
+	// TemplateHashAnnotation on a StatefulSet revision holds the StatefulSet's
+	// controller-revision-hash of its template, once the StatefulSet's status names it:
+	// the pods of the revision are the StatefulSet's pods with that hash.
+	TemplateHashAnnotation = GroupName + "/template-hash"
+	// StatefulSetRevisionAnnotation on the StatefulSet of a DeploymentConfig is the number
+	// of the revision whose template the controller wrote into it last: once its status
+	// has observed that write, its updateRevision is that revision's template hash.
+	StatefulSetRevisionAnnotation = GroupName + "/revision"
 )
+
+// WorkloadStatefulSet is the WorkloadLabel of a StatefulSet revision.
+const WorkloadStatefulSet = "StatefulSet"
 
 // Condition types of a DeploymentConfig.
 const (

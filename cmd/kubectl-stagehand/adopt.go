@@ -20,8 +20,8 @@ func newAdoptCommand(flags *genericclioptions.ConfigFlags, streams genericioopti
 	var timeout time.Duration
 	var keepHistory, retargetHPA bool
 	cmd := &cobra.Command{
-		Use:   "adopt deployment/NAME [--dry-run=client|server] [-o yaml|json]",
-		Short: "Turn a running Deployment into a DeploymentConfig of the same name, with no pod restarted",
+		Use:   "adopt deployment/NAME|statefulset/NAME [--dry-run=client|server] [-o yaml|json]",
+		Short: "Turn a running Deployment or StatefulSet into a DeploymentConfig of the same name, with no pod restarted",
 		Long: `Turn a running Deployment into a DeploymentConfig of the same name (docs/adopt.md): its
 current ReplicaSet's pods become revision 1, Complete, with the same UIDs; no pod is
 restarted or deleted, and no deployer runs. The Deployment and its ReplicaSets are deleted
@@ -29,9 +29,13 @@ with propagationPolicy Orphan. What cannot be carried over is printed as a warni
 
 It refuses, changing nothing, a Deployment that is mid-rollout, one that an HPA scales, a
 name that a DeploymentConfig already has, and a user who lacks a permission the steps need.
-An adoption that was interrupted is finished by running the same command again.`,
+An adoption that was interrupted is finished by running the same command again.
+
+A StatefulSet stays (docs/statefulsets.md): the DeploymentConfig becomes its controller,
+and revision 1 records the template its pods run. Its pods and claims are not touched.`,
 		Example: `  kubectl stagehand adopt deployment/web --dry-run=client -o yaml
-  kubectl stagehand adopt deployment/web`,
+  kubectl stagehand adopt deployment/web
+  kubectl stagehand adopt statefulset/db`,
 	}
 	o.addFlags(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each step may wait")
@@ -42,11 +46,12 @@ An adoption that was interrupted is finished by running the same command again.`
 			return err
 		}
 		if len(args) != 1 {
-			return usagef("adopt takes one Deployment (deployment/NAME), got %d arguments", len(args))
+			return usagef("adopt takes one Deployment or StatefulSet (deployment/NAME, statefulset/NAME), got %d arguments", len(args))
 		}
 		kind, name, found := strings.Cut(args[0], "/")
-		if !found || (kind != "deployment" && kind != "deployments" && kind != "deploy") || name == "" {
-			return usagef("%q is not a Deployment: give deployment/NAME", args[0])
+		stateful := kind == "statefulset" || kind == "statefulsets" || kind == "sts"
+		if !found || (!stateful && kind != "deployment" && kind != "deployments" && kind != "deploy") || name == "" {
+			return usagef("%q is not a Deployment or a StatefulSet: give deployment/NAME or statefulset/NAME", args[0])
 		}
 		c, err := newClient(flags)
 		if err != nil {
@@ -55,14 +60,18 @@ An adoption that was interrupted is finished by running the same command again.`
 		a := &adopt.Adopter{Kube: c.Kube, Stagehand: c.Stagehand, Namespace: c.Namespace, Poll: 200 * time.Millisecond, Timeout: timeout, KeepHistory: keepHistory, RetargetHPA: retargetHPA,
 			Progress: func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, format+"\n", args...) }}
 		ctx := cmd.Context()
-		dc, warnings, err := a.Plan(ctx, name)
+		plan, run, what := a.Plan, a.Adopt, "deployment/"+name
+		if stateful {
+			plan, run, what = a.PlanStatefulSet, a.AdoptStatefulSet, "statefulset/"+name
+		}
+		dc, warnings, err := plan(ctx, name)
 		var refused *adopt.Refused
 		if errors.As(err, &refused) {
 			if existing, getErr := c.Stagehand.StagehandV1alpha1().DeploymentConfigs(c.Namespace).Get(ctx, name, metav1.GetOptions{}); getErr == nil && o.dryRun == "none" &&
 				existing.Annotations[v1alpha1.AdoptAnnotation] != "" {
 				fmt.Fprintf(streams.ErrOut, "deploymentconfig/%s: an adoption was interrupted; finishing it\n", name)
-				_, err = a.Adopt(ctx, name, nil)
-				return reportAdopted(streams, name, err)
+				_, err = run(ctx, name, nil)
+				return reportAdopted(streams, what, name, err)
 			}
 		}
 		if err != nil {
@@ -81,17 +90,17 @@ An adoption that was interrupted is finished by running the same command again.`
 			}
 			return printDC(streams.Out, outputOr(o.output), created)
 		}
-		_, err = a.Adopt(ctx, name, dc)
-		return reportAdopted(streams, name, err)
+		_, err = run(ctx, name, dc)
+		return reportAdopted(streams, what, name, err)
 	}
 	return cmd
 }
 
-func reportAdopted(streams genericiooptions.IOStreams, name string, err error) error {
+func reportAdopted(streams genericiooptions.IOStreams, what, name string, err error) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "deployment/%s adopted: deploymentconfig/%s runs its pods as revision 1\n", name, name)
+	fmt.Fprintf(streams.Out, "%s adopted: deploymentconfig/%s runs its pods as revision 1\n", what, name)
 	return nil
 }
 

@@ -27,7 +27,10 @@ DeploymentConfig and its older revisions go. Hooks, steps, image triggers and cu
 strategies have no Deployment equivalent: eject lists what is lost and goes on only with
 --yes. It refuses, changing nothing, a DeploymentConfig whose latest revision is not
 Complete, one that an HPA scales (unless --retarget-hpa), and a user who lacks a
-permission the steps need. Run again after an interruption, it finishes the hand-over.`,
+permission the steps need. Run again after an interruption, it finishes the hand-over.
+
+The DeploymentConfig of a StatefulSet gives that StatefulSet back as it runs, pods and
+claims untouched, and deletes its revision records (docs/statefulsets.md).`,
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "go on although the DeploymentConfig has settings a Deployment cannot carry")
 	cmd.Flags().BoolVar(&retargetHPA, "retarget-hpa", false, "point the DeploymentConfig's HorizontalPodAutoscalers back at the Deployment (without it, an HPA is a refusal)")
@@ -49,9 +52,11 @@ permission the steps need. Run again after an interruption, it finishes the hand
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
+		stateful := err == nil && dc.Spec.StatefulSet != nil
+		kind := map[bool]string{false: "Deployment", true: "StatefulSet"}[stateful]
 		if err == nil {
 			if lost := adopt.Lost(dc); len(lost) > 0 {
-				fmt.Fprintf(streams.ErrOut, "deploymentconfig/%s has what a Deployment cannot carry, and which eject drops: %s\n", name, strings.Join(lost, ", "))
+				fmt.Fprintf(streams.ErrOut, "deploymentconfig/%s has what a %s cannot carry, and which eject drops: %s\n", name, kind, strings.Join(lost, ", "))
 				if !yes {
 					return errors.New("nothing was changed; run again with --yes to eject anyway")
 				}
@@ -62,7 +67,7 @@ permission the steps need. Run again after an interruption, it finishes the hand
 		if err := a.Eject(ctx, name); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.Out, "deploymentconfig/%s ejected: deployment/%s runs its pods\n", name, name)
+		fmt.Fprintf(streams.Out, "deploymentconfig/%s ejected: %s/%s runs its pods\n", name, strings.ToLower(kind), name)
 		return nil
 	}
 	return cmd

@@ -22,6 +22,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/internal/deferrun"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 	"github.com/stagehand-dev/stagehand/internal/rollout"
 	"github.com/stagehand-dev/stagehand/internal/tree"
 )
@@ -208,18 +209,27 @@ func (g *getter) list(ctx context.Context) (*tree.Objects, error) {
 		return nil, fmt.Errorf("reading deploymentconfig %s: %w", g.name, err)
 	}
 	o := &tree.Objects{DC: dc}
-	rss, err := g.kube.AppsV1().ReplicaSets(g.ns).List(ctx, g.byConfig())
+	rss, err := revisions.Client{Kube: g.kube}.List(ctx, g.ns, g.name, dc.Spec.StatefulSet != nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing the revisions of %s: %w", g.name, err)
 	}
-	o.ReplicaSets = revision.Pointers(rss.Items)
-	pods, err := g.kube.CoreV1().Pods(g.ns).List(ctx, g.byConfig())
-	if err != nil {
-		return nil, fmt.Errorf("listing the pods of %s: %w", g.name, err)
+	o.ReplicaSets = revision.Pointers(rss)
+	if o.StatefulSet, err = g.statefulSet(ctx, dc); err != nil {
+		return nil, err
 	}
-	for i := range pods.Items {
-		o.Pods = append(o.Pods, &pods.Items[i])
+	var lists [][]*corev1.Pod
+	for _, opts := range g.podLists(dc) {
+		pods, err := g.kube.CoreV1().Pods(g.ns).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the pods of %s: %w", g.name, err)
+		}
+		list := make([]*corev1.Pod, 0, len(pods.Items))
+		for i := range pods.Items {
+			list = append(list, &pods.Items[i])
+		}
+		lists = append(lists, list)
 	}
+	o.Pods = mergePods(lists)
 	hooks, err := g.stagehand.StagehandV1alpha1().ExecutionHooks(g.ns).List(ctx, g.byConfig())
 	switch {
 	case execHooksOptional(err):

@@ -20,8 +20,9 @@ import (
 	"github.com/stagehand-dev/stagehand/internal/tree"
 )
 
-// watch draws the tree and draws it again whenever the DC, its ReplicaSets, its pods or
-// its ExecutionHooks change, until ctx ends. With until it ends when the rollout it waits
+// watch draws the tree and draws it again whenever the DC, its revisions (its ReplicaSets,
+// or a StatefulSet DC's ControllerRevisions and StatefulSet), its pods or its
+// ExecutionHooks change, until ctx ends. With until it ends when the rollout it waits
 // for ends (getUntil). The objects come from informers (a list, then a watch, each with a
 // selector); nothing is polled. On a terminal a ticker redraws the cache each second, for
 // the ages.
@@ -66,10 +67,13 @@ func (g *getter) watch(ctx context.Context, until bool) error {
 
 // getInformers cache the objects of one DC's tree.
 type getInformers struct {
-	ns, name  string
-	dc, rs    cache.SharedIndexInformer
-	pods      cache.SharedIndexInformer
-	execHooks cache.SharedIndexInformer // nil when the user may not list them
+	ns, name string
+	dc       cache.SharedIndexInformer
+	// revisions cache the ReplicaSets, or a StatefulSet DC's ControllerRevisions.
+	revisions cache.SharedIndexInformer
+	set       cache.SharedIndexInformer   // a StatefulSet DC's StatefulSet, else nil
+	pods      []cache.SharedIndexInformer // one for each of podLists
+	execHooks cache.SharedIndexInformer   // nil when the user may not list them
 	// changed receives (coalesced) on every add, update and delete.
 	changed chan struct{}
 	// failed receives a watch error no retry will mend (forbidden, unauthorized).
@@ -79,7 +83,8 @@ type getInformers struct {
 // startInformers reads the DC once (a missing one fails at once, not after a sync), then
 // starts the informers and waits until their caches are filled.
 func (g *getter) startInformers(ctx context.Context) (*getInformers, error) {
-	if _, err := g.stagehand.StagehandV1alpha1().DeploymentConfigs(g.ns).Get(ctx, g.name, metav1.GetOptions{}); err != nil {
+	dc, err := g.stagehand.StagehandV1alpha1().DeploymentConfigs(g.ns).Get(ctx, g.name, metav1.GetOptions{})
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("deploymentconfig %q not found in namespace %q", g.name, g.ns)
 		}
@@ -92,10 +97,17 @@ func (g *getter) startInformers(ctx context.Context) (*getInformers, error) {
 	inf := &getInformers{
 		ns: g.ns, name: g.name,
 		dc:      stagehandinformers.NewFilteredDeploymentConfigInformer(g.stagehand, g.ns, 0, cache.Indexers{}, byName),
-		rs:      appsinformers.NewFilteredReplicaSetInformer(g.kube, g.ns, 0, cache.Indexers{}, byConfig),
-		pods:    coreinformers.NewFilteredPodInformer(g.kube, g.ns, 0, cache.Indexers{}, byConfig),
 		changed: make(chan struct{}, 1),
 		failed:  make(chan error, 1),
+	}
+	if dc.Spec.StatefulSet == nil {
+		inf.revisions = appsinformers.NewFilteredReplicaSetInformer(g.kube, g.ns, 0, cache.Indexers{}, byConfig)
+	} else {
+		inf.revisions, inf.set = g.statefulInformers()
+	}
+	for _, opts := range g.podLists(dc) {
+		inf.pods = append(inf.pods, coreinformers.NewFilteredPodInformer(g.kube, g.ns, 0, cache.Indexers{},
+			func(o *metav1.ListOptions) { o.LabelSelector = opts.LabelSelector }))
 	}
 	probe := g.byConfig()
 	probe.Limit = 1
@@ -134,7 +146,10 @@ func (g *getter) startInformers(ctx context.Context) (*getInformers, error) {
 }
 
 func (inf *getInformers) all() []cache.SharedIndexInformer {
-	all := []cache.SharedIndexInformer{inf.dc, inf.rs, inf.pods}
+	all := append([]cache.SharedIndexInformer{inf.dc, inf.revisions}, inf.pods...)
+	if inf.set != nil {
+		all = append(all, inf.set)
+	}
 	if inf.execHooks != nil {
 		all = append(all, inf.execHooks)
 	}
@@ -161,12 +176,25 @@ func (inf *getInformers) objects() *tree.Objects {
 		return nil
 	}
 	o := &tree.Objects{DC: obj.(*v1alpha1.DeploymentConfig)}
-	for _, x := range inf.rs.GetStore().List() {
-		o.ReplicaSets = append(o.ReplicaSets, x.(*appsv1.ReplicaSet))
+	for _, x := range inf.revisions.GetStore().List() {
+		if rs := revisionOf(x); rs != nil {
+			o.ReplicaSets = append(o.ReplicaSets, rs)
+		}
 	}
-	for _, x := range inf.pods.GetStore().List() {
-		o.Pods = append(o.Pods, x.(*corev1.Pod))
+	if inf.set != nil {
+		if x, exists, err := inf.set.GetStore().GetByKey(inf.ns + "/" + inf.name); err == nil && exists {
+			o.StatefulSet = x.(*appsv1.StatefulSet)
+		}
 	}
+	var lists [][]*corev1.Pod
+	for _, pods := range inf.pods {
+		var list []*corev1.Pod
+		for _, x := range pods.GetStore().List() {
+			list = append(list, x.(*corev1.Pod))
+		}
+		lists = append(lists, list)
+	}
+	o.Pods = mergePods(lists)
 	if inf.execHooks != nil {
 		for _, x := range inf.execHooks.GetStore().List() {
 			o.ExecutionHooks = append(o.ExecutionHooks, x.(*v1alpha1.ExecutionHook))

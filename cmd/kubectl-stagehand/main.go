@@ -54,7 +54,7 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   kubectl stagehand defer status [POD] [-A]
   kubectl stagehand defer release POD [--reason TEXT]
   kubectl stagehand convert -f openshift-dc.yaml
-  kubectl stagehand adopt deployment/NAME [--dry-run=client|server] [-o yaml]
+  kubectl stagehand adopt deployment/NAME|statefulset/NAME [--dry-run=client|server] [-o yaml]
   kubectl stagehand eject dc/NAME [--yes]
   kubectl stagehand dashboard [--port 3100] [-n NS | -A] [--open]`,
 		SilenceUsage:  true,

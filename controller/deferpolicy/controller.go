@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -42,6 +43,7 @@ const (
 	kindPod    = "pod"
 	kindPolicy = "policy"
 	kindRS     = "rs"
+	kindSet    = "sts"
 	kindStep   = "step"
 )
 
@@ -67,6 +69,7 @@ type Controller struct {
 	nodes     corelisters.NodeLister
 	policies  listers.DeferPolicyLister
 	rsets     appslisters.ReplicaSetLister
+	sets      appslisters.StatefulSetLister // nil without a StatefulSet informer
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 	metrics   *plumbing.Metrics
@@ -88,10 +91,11 @@ type Controller struct {
 }
 
 // NewController wires the controller to its informers: every pod, the Nodes, the
-// DeferPolicies and the revisions' ReplicaSets.
+// DeferPolicies, the revisions' ReplicaSets and the DCs' StatefulSets (sets may be nil).
 func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interface,
 	pods coreinformers.PodInformer, nodes coreinformers.NodeInformer,
 	policies informers.DeferPolicyInformer, rsets appsinformers.ReplicaSetInformer,
+	sets appsinformers.StatefulSetInformer,
 	opts Options, metrics *plumbing.Metrics, log *logrus.Entry) (*Controller, error) {
 	broadcaster, recorder := plumbing.NewRecorder("stagehand-defer-controller")
 	c := &Controller{
@@ -143,6 +147,17 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 			AddFunc:    c.rsChanged,
 			UpdateFunc: func(_, cur any) { c.rsChanged(cur) },
 		}},
+	}
+	if sets != nil {
+		c.sets = sets.Lister()
+		c.loop.Synced = append(c.loop.Synced, sets.Informer().HasSynced)
+		handlers = append(handlers, struct {
+			inf cache.SharedIndexInformer
+			h   cache.ResourceEventHandler
+		}{sets.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.setChanged,
+			UpdateFunc: func(_, cur any) { c.setChanged(cur) },
+		}})
 	}
 	for _, h := range handlers {
 		if _, err := h.inf.AddEventHandler(h.h); err != nil {
@@ -207,8 +222,8 @@ func (c *Controller) podChanged(old, cur any) {
 			c.add(kindPolicy, p.Namespace, p.Name)
 		}
 	}
-	if rs := ownerReplicaSet(pod); rs != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
-		c.add(kindRS, pod.Namespace, rs)
+	if kind, name := ownerWorkload(pod); kind != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
+		c.add(kind, pod.Namespace, name)
 	}
 }
 
@@ -220,8 +235,8 @@ func (c *Controller) podDeleted(obj any) {
 	c.mu.Lock()
 	delete(c.deletions, pod.UID)
 	c.mu.Unlock()
-	if rs := ownerReplicaSet(pod); rs != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
-		c.add(kindRS, pod.Namespace, rs)
+	if kind, name := ownerWorkload(pod); kind != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
+		c.add(kind, pod.Namespace, name)
 	}
 	for _, p := range c.policiesOf(pod) {
 		c.add(kindPolicy, pod.Namespace, p)
@@ -309,12 +324,17 @@ func (c *Controller) policiesOf(pod *corev1.Pod) []string {
 	return []string{run.Policy}
 }
 
-// ownerReplicaSet is the name of pod's controlling ReplicaSet, or "".
-func ownerReplicaSet(pod *corev1.Pod) string {
-	for _, ref := range pod.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller && ref.Kind == "ReplicaSet" {
-			return ref.Name
-		}
+// ownerWorkload is the queue kind and name of pod's controlling ReplicaSet or
+// StatefulSet; "" when it has neither.
+func ownerWorkload(pod *corev1.Pod) (kind, name string) {
+	ref := metav1.GetControllerOf(pod)
+	switch {
+	case ref == nil:
+		return "", ""
+	case ref.Kind == "ReplicaSet":
+		return kindRS, ref.Name
+	case ref.Kind == "StatefulSet":
+		return kindSet, ref.Name
 	}
-	return ""
+	return "", ""
 }

@@ -47,7 +47,7 @@ type fixture struct {
 	events *record.FakeRecorder
 	clock  time.Time
 
-	pods, nodes, policies, rsets cache.Indexer
+	pods, nodes, policies, rsets, sets cache.Indexer
 }
 
 // newFixture is a controller whose clientsets and caches hold objs.
@@ -67,7 +67,8 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	sf := stagehandinformers.NewSharedInformerFactory(f.sh, 0)
 	pods, nodes := kf.Core().V1().Pods(), kf.Core().V1().Nodes()
 	policies, rsets := sf.Stagehand().V1alpha1().DeferPolicies(), kf.Apps().V1().ReplicaSets()
-	c, err := NewController(f.kube, f.sh, pods, nodes, policies, rsets, Options{}, nil, logrus.NewEntry(logrus.New()))
+	sets := kf.Apps().V1().StatefulSets()
+	c, err := NewController(f.kube, f.sh, pods, nodes, policies, rsets, sets, Options{}, nil, logrus.NewEntry(logrus.New()))
 	require.NoError(t, err)
 	t.Cleanup(c.queue.ShutDown)
 	c.recorder = f.events
@@ -75,6 +76,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	f.c = c
 	f.pods, f.nodes = pods.Informer().GetIndexer(), nodes.Informer().GetIndexer()
 	f.policies, f.rsets = policies.Informer().GetIndexer(), rsets.Informer().GetIndexer()
+	f.sets = sets.Informer().GetIndexer()
 	for _, o := range objs {
 		f.cache(o)
 	}
@@ -94,6 +96,8 @@ func (f *fixture) cache(obj runtime.Object) {
 		err = f.policies.Update(o)
 	case *appsv1.ReplicaSet:
 		err = f.rsets.Update(o)
+	case *appsv1.StatefulSet:
+		err = f.sets.Update(o)
 	default:
 		f.t.Fatalf("no cache for %T", obj)
 	}

@@ -109,7 +109,7 @@ func (c *Controller) markChosen(ctx context.Context, rs *appsv1.ReplicaSet, mark
 			if policy == nil {
 				continue
 			}
-			if err := c.choose(ctx, p, rs, mark, policy); err != nil {
+			if err := c.choose(ctx, p, "ReplicaSet "+rs.Name, mark, policy); err != nil {
 				return true, err
 			}
 			waiting = true

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,9 +75,10 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// choose marks pod for rs's scale-down: the lowest deletion cost, the scale-down mark and
-// a new BeforeScaleDown run, in one write.
-func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.ReplicaSet, mark string, policy *v1alpha1.DeferPolicy) error {
+// choose marks pod for the scale-down of workload ("ReplicaSet NAME" or "StatefulSet
+// NAME"): the lowest deletion cost, the scale-down mark and a new BeforeScaleDown run, in
+// one write. A StatefulSet ignores the cost: it removes its highest ordinals.
+func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, workload, mark string, policy *v1alpha1.DeferPolicy) error {
 	cp := pod.DeepCopy()
 	if cp.Annotations == nil {
 		cp.Annotations = map[string]string{}
@@ -97,11 +97,11 @@ func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, rs *appsv1.Rep
 	case apierrors.IsConflict(err):
 		return plumbing.RequeueAfter(100*time.Millisecond, "a pod changed; choosing again")
 	case err != nil:
-		return fmt.Errorf("marking pod %s for the scale-down of %s: %w", pod.Name, rs.Name, err)
+		return fmt.Errorf("marking pod %s for the scale-down of %s: %w", pod.Name, workload, err)
 	}
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, v1alpha1.EventDeferStarted,
-		"Chosen for the scale-down of ReplicaSet %s: DeferPolicy %s runs %d steps first, within %ds",
-		rs.Name, policy.Name, run.Steps, policy.GracePeriod())
+		"Chosen for the scale-down of %s: DeferPolicy %s runs %d steps first, within %ds",
+		workload, policy.Name, run.Steps, policy.GracePeriod())
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 
 var everything = labels.Everything()
 
-// sync dispatches a key to the pod, policy or ReplicaSet handler.
+// sync dispatches a key to the pod, policy, ReplicaSet or StatefulSet handler.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	kind, rest, _ := strings.Cut(key, "/")
 	ns, name, ok := strings.Cut(rest, "/")
@@ -33,6 +33,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.syncPolicyStatus(ctx, ns, name)
 	case kindRS:
 		return c.syncScaleDown(ctx, ns, name)
+	case kindSet:
+		return c.syncStatefulScaleDown(ctx, ns, name)
 	case kindStep:
 		return c.syncStep(ctx, ns, name)
 	}

@@ -77,8 +77,8 @@ func NewController(kube kubernetes.Interface, inf plumbing.Informers, defaults D
 		kube:      kube,
 		dcLister:  inf.DeploymentConfigs.Lister(),
 		dcSynced:  inf.DeploymentConfigs.Informer().HasSynced,
-		rsLister:  inf.ReplicaSets.Lister(),
-		rsSynced:  inf.ReplicaSets.Informer().HasSynced,
+		rsLister:  inf.Revisions(),
+		rsSynced:  inf.RevisionsSynced,
 		podLister: inf.DeployerPods.Lister(),
 		podSynced: inf.DeployerPods.Informer().HasSynced,
 		queue:     plumbing.NewQueue(QueueName),
@@ -97,21 +97,23 @@ func NewController(kube kubernetes.Interface, inf plumbing.Informers, defaults D
 		Synced: []cache.InformerSynced{c.dcSynced, c.rsSynced, c.podSynced},
 	}
 
-	if _, err := inf.ReplicaSets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueRevision,
-		UpdateFunc: func(old, cur any) {
-			if old.(*appsv1.ReplicaSet).ResourceVersion != cur.(*appsv1.ReplicaSet).ResourceVersion {
-				c.enqueueRevision(cur)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				c.forgetGone(key)
-				c.writes.Forget(key)
-			}
-		},
-	}); err != nil {
-		return nil, fmt.Errorf("adding the ReplicaSet handler: %w", err)
+	for _, informer := range inf.RevisionInformers() {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: c.enqueueRevision,
+			UpdateFunc: func(old, cur any) {
+				if old.(*appsv1.ReplicaSet).ResourceVersion != cur.(*appsv1.ReplicaSet).ResourceVersion {
+					c.enqueueRevision(cur)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+					c.forgetGone(key)
+					c.writes.Forget(key)
+				}
+			},
+		}); err != nil {
+			return nil, fmt.Errorf("adding the revision handler: %w", err)
+		}
 	}
 	if _, err := inf.DeployerPods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueuePodRevision,

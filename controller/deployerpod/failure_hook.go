@@ -16,6 +16,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // syncFailureHook runs the failure hook of a Failed revision (revision.FailureHookPending)
@@ -157,7 +158,7 @@ func (c *Controller) endFailureHook(ctx context.Context, dc *v1alpha1.Deployment
 func (c *Controller) markFailureHook(ctx context.Context, dc *v1alpha1.DeploymentConfig, rs *appsv1.ReplicaSet, state v1alpha1.FailureHookState, msg string) error {
 	marked := rs.DeepCopy()
 	marked.Annotations[v1alpha1.FailureHookAnnotation] = v1alpha1.FormatFailureHook(state, podstatus.TruncateEnd(msg, v1alpha1.MaxStatusMessage))
-	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, marked, plumbing.UpdateOptions())
+	updated, err := revisions.Client{Kube: c.kube}.Update(ctx, marked, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("recording the failed hook of %s as %s: %w", rs.Name, state, err)
 	}

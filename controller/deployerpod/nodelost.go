@@ -19,6 +19,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // nodeNotReadyRefresh is how often the "NotReady for ..." message of a revision whose
@@ -135,7 +136,7 @@ func (c *Controller) clearNodeWaiting(ctx context.Context, rs *appsv1.ReplicaSet
 	}
 	cleared := rs.DeepCopy()
 	delete(cleared.Annotations, v1alpha1.WaitingAnnotation)
-	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, cleared, plumbing.UpdateOptions())
+	updated, err := revisions.Client{Kube: c.kube}.Update(ctx, cleared, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("clearing the node wait of revision %s: %w", rs.Name, err)
 	}

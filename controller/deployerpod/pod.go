@@ -9,8 +9,6 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 )
 
-var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
-
 // Defaults are what the controller gives every deployer pod where its revision says
 // nothing (controller flags, docs/controller.md).
 type Defaults struct {
@@ -47,7 +45,8 @@ func NewPod(rs *appsv1.ReplicaSet, spec *v1alpha1.DeploymentConfigSpec, defaults
 
 	// A plain (non-controller) owner: the ReplicaSet controller must not adopt or count the
 	// pod, but deleting the revision deletes its deployer pod.
-	owner := metav1.OwnerReference{APIVersion: rsKind.GroupVersion().String(), Kind: rsKind.Kind, Name: rs.Name, UID: rs.UID}
+	kind := revision.Kind(rs)
+	owner := metav1.OwnerReference{APIVersion: kind.GroupVersion().String(), Kind: kind.Kind, Name: rs.Name, UID: rs.UID}
 
 	env := []corev1.EnvVar{
 		{Name: v1alpha1.EnvRevision, Value: rs.Name},

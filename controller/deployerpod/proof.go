@@ -14,6 +14,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // proofGrace is how long after the deployer exited 0 the controller waits for the
@@ -40,10 +41,13 @@ func (c *Controller) proveComplete(ctx context.Context, rs *appsv1.ReplicaSet, p
 		*t = phase.Transition{Phase: v1alpha1.RevisionPhaseFailed, Reason: v1alpha1.ReasonInvalidConfig, Msg: err.Error()}
 		return true, nil
 	}
+	if revision.OfStatefulSet(rs) {
+		return c.proveStatefulSet(ctx, rs, pod, t, desired)
+	}
 	if statusProves(rs, desired) {
 		return true, nil
 	}
-	live, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	live, err := revisions.Client{Kube: c.kube}.Get(ctx, rs.Namespace, rs.Name, revision.OfStatefulSet(rs))
 	if err != nil {
 		return false, fmt.Errorf("reading revision %s to check its rollout: %w", rs.Name, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // syncRevision brings one revision's deployer pod and phase forward.
@@ -118,7 +119,7 @@ func (c *Controller) transition(ctx context.Context, dc *v1alpha1.DeploymentConf
 
 // createDeployerPod creates the deployer pod of a New revision and moves it to Pending.
 func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.DeploymentConfig, cached *appsv1.ReplicaSet) error {
-	live, err := c.kube.AppsV1().ReplicaSets(cached.Namespace).Get(ctx, cached.Name, metav1.GetOptions{})
+	live, err := revisions.Client{Kube: c.kube}.Get(ctx, cached.Namespace, cached.Name, revision.OfStatefulSet(cached))
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -167,7 +168,7 @@ func (c *Controller) createDeployerPod(ctx context.Context, dc *v1alpha1.Deploym
 	if !apierrors.IsConflict(err) {
 		return err
 	}
-	fresh, getErr := c.kube.AppsV1().ReplicaSets(live.Namespace).Get(ctx, live.Name, metav1.GetOptions{})
+	fresh, getErr := revisions.Client{Kube: c.kube}.Get(ctx, live.Namespace, live.Name, revision.OfStatefulSet(live))
 	if getErr != nil {
 		return fmt.Errorf("reading revision %s after a conflict: %w", live.Name, getErr)
 	}
@@ -214,7 +215,7 @@ func (c *Controller) markWaiting(ctx context.Context, rs *appsv1.ReplicaSet, rea
 		marked.Annotations = map[string]string{}
 	}
 	marked.Annotations[v1alpha1.WaitingAnnotation] = revision.FormatStatusReason(reason, msg)
-	updated, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, marked, plumbing.UpdateOptions())
+	updated, err := revisions.Client{Kube: c.kube}.Update(ctx, marked, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("recording what revision %s waits for: %w", rs.Name, err)
 	}

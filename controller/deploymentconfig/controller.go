@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -35,10 +36,12 @@ type Controller struct {
 	kube      kubernetes.Interface
 	stagehand stagehandclient.Interface
 
-	dcLister  dclisters.DeploymentConfigLister
-	dcSynced  cache.InformerSynced
-	rsLister  appslisters.ReplicaSetLister
-	rsSynced  cache.InformerSynced
+	dcLister dclisters.DeploymentConfigLister
+	dcSynced cache.InformerSynced
+	rsLister appslisters.ReplicaSetLister
+	rsSynced cache.InformerSynced
+	// stsLister holds the StatefulSets of DCs with spec.statefulSet; nil in tests without.
+	stsLister appslisters.StatefulSetLister
 	podLister corelisters.PodLister
 	podSynced cache.InformerSynced
 	saLister  corelisters.ServiceAccountLister
@@ -83,8 +86,8 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		stagehand: stagehand,
 		dcLister:  inf.DeploymentConfigs.Lister(),
 		dcSynced:  inf.DeploymentConfigs.Informer().HasSynced,
-		rsLister:  inf.ReplicaSets.Lister(),
-		rsSynced:  inf.ReplicaSets.Informer().HasSynced,
+		rsLister:  inf.Revisions(),
+		rsSynced:  inf.RevisionsSynced,
 		podLister: inf.DeployerPods.Lister(),
 		podSynced: inf.DeployerPods.Informer().HasSynced,
 		saLister:  inf.ServiceAccounts.Lister(),
@@ -100,12 +103,20 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 	if inf.DeferPolicies != nil {
 		c.deferLister = inf.DeferPolicies.Lister()
 	}
+
 	c.syncHandler = c.syncDeploymentConfig
 	c.loop = &plumbing.Loop{
 		Name: QueueName, Queue: c.queue, Log: c.log, Events: broadcaster, Kube: kube,
 		Sync:   func(ctx context.Context, key string) error { return c.syncHandler(ctx, key) },
 		GiveUp: func(key string, err error) { plumbing.SyncFailed(c.dcLister, c.recorder, key, err) },
 		Synced: []cache.InformerSynced{c.dcSynced, c.rsSynced, c.podSynced, c.saSynced, c.rbSynced},
+	}
+
+	informers := inf.RevisionInformers()
+	if inf.StatefulSets != nil {
+		c.stsLister = inf.StatefulSets.Lister()
+		informers = append(informers, inf.StatefulSets.Informer())
+		c.loop.Synced = append(c.loop.Synced, inf.StatefulSets.Informer().HasSynced)
 	}
 
 	handlers := []struct {
@@ -117,11 +128,6 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueue) },
 			DeleteFunc: c.enqueue,
 		}},
-		{inf.ReplicaSets.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueOwner,
-			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueOwner) },
-			DeleteFunc: c.enqueueOwner,
-		}},
 		{inf.DeployerPods.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueueConfigOf,
 			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueConfigOf) },
@@ -129,6 +135,16 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		}},
 		{inf.ServiceAccounts.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("ServiceAccount")}},
 		{inf.RoleBindings.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.accessDeleted("RoleBinding")}},
+	}
+	for _, informer := range informers {
+		handlers = append(handlers, struct {
+			informer cache.SharedIndexInformer
+			handler  cache.ResourceEventHandler
+		}{informer, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueOwner,
+			UpdateFunc: func(old, cur any) { plumbing.EnqueueIfChanged(old, cur, c.enqueueOwner) },
+			DeleteFunc: c.enqueueOwner,
+		}})
 	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
@@ -161,12 +177,15 @@ var gatherDelay = 500 * time.Millisecond
 
 // enqueueOwner enqueues the DC that controls a revision, after gatherDelay.
 func (c *Controller) enqueueOwner(obj any) {
-	rs, ok := plumbing.UnwrapTombstone(obj).(*appsv1.ReplicaSet)
-	if !ok {
-		return
-	}
-	if name := revision.OwnerConfig(rs); name != "" {
-		c.queue.AddAfter(rs.Namespace+"/"+name, gatherDelay)
+	switch o := plumbing.UnwrapTombstone(obj).(type) {
+	case *appsv1.ReplicaSet:
+		if name := revision.OwnerConfig(o); name != "" {
+			c.queue.AddAfter(o.Namespace+"/"+name, gatherDelay)
+		}
+	case *appsv1.StatefulSet:
+		if ref := metav1.GetControllerOfNoCopy(o); ref != nil && ref.Kind == revision.ConfigKind.Kind {
+			c.queue.AddAfter(o.Namespace+"/"+ref.Name, gatherDelay)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // A retry runs every hook of the revision again (DESIGN.md §4 invariant 11): before the
@@ -67,7 +68,7 @@ func (c *Controller) retryRevision(ctx context.Context, dc *v1alpha1.DeploymentC
 	delete(reset.Annotations, v1alpha1.CancelledAnnotation)
 	v1alpha1.ClearSteps(reset.Annotations)                    // a retry runs the steps again from step 1
 	delete(reset.Annotations, v1alpha1.FailureHookAnnotation) // and a new failure runs the hook again
-	written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, reset, plumbing.UpdateOptions())
+	written, err := revisions.Client{Kube: c.kube}.Update(ctx, reset, plumbing.UpdateOptions())
 	if err != nil {
 		return fmt.Errorf("resetting revision %s to New for a retry: %w", rs.Name, err)
 	}

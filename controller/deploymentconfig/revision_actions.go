@@ -15,6 +15,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/phase"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // startRevision bumps latestVersion and then creates the new revision (see
@@ -67,9 +68,9 @@ func (c *Controller) createRevision(ctx context.Context, dc *v1alpha1.Deployment
 	if err != nil {
 		return nil, plumbing.Fatal(err)
 	}
-	created, err := c.kube.AppsV1().ReplicaSets(dc.Namespace).Create(ctx, rs, plumbing.CreateOptions())
+	created, err := revisions.Client{Kube: c.kube}.Create(ctx, rs, plumbing.CreateOptions())
 	if apierrors.IsAlreadyExists(err) {
-		existing, getErr := c.kube.AppsV1().ReplicaSets(dc.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		existing, getErr := revisions.Client{Kube: c.kube}.Get(ctx, dc.Namespace, rs.Name, revision.OfStatefulSet(rs))
 		if getErr != nil {
 			return nil, fmt.Errorf("reading the existing revision %s: %w", rs.Name, getErr)
 		}

@@ -39,11 +39,18 @@ func newRevision(dc *v1alpha1.DeploymentConfig, n int64, cause revisionCause) (*
 	if n == 1 && dc.Annotations[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptReady {
 		// Adopted (docs/adopt.md): the running pods, relabelled for revision 1, are the
 		// rollout; its ReplicaSet adopts them with their count and runs no deployer.
+		from, kind := "deployment/", "Deployment"
+		if dc.Spec.StatefulSet != nil {
+			// A StatefulSet's pods run its template as it is: the revision records exactly
+			// that, without the config label, so that its hash is the pods' (docs/statefulsets.md).
+			from, kind = "statefulset/", "StatefulSet"
+			rs.Spec.Template = *dc.Spec.Template.DeepCopy()
+		}
 		rs.Spec.Replicas = dc.Spec.Replicas
 		rs.Annotations[v1alpha1.PhaseAnnotation] = string(v1alpha1.RevisionPhaseComplete)
-		rs.Annotations[v1alpha1.AdoptedFromAnnotation] = "deployment/" + dc.Name
+		rs.Annotations[v1alpha1.AdoptedFromAnnotation] = from + dc.Name
 		rs.Annotations[v1alpha1.StatusReasonAnnotation] = revision.FormatStatusReason(v1alpha1.ReasonCompleted,
-			"adopted from Deployment "+dc.Name+": its running pods are revision 1")
+			"adopted from "+kind+" "+dc.Name+": its running pods are revision 1")
 	}
 	return rs, nil
 }

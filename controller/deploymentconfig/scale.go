@@ -13,6 +13,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // replicaTargets says how many replicas each revision runs once the latest rollout
@@ -53,7 +54,7 @@ func (c *Controller) holdFrozen(ctx context.Context, dc *v1alpha1.DeploymentConf
 		}
 		held := rs.DeepCopy()
 		v1alpha1.ClearDeferScaleDownRequest(held)
-		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, held, plumbing.UpdateOptions())
+		written, err := revisions.Client{Kube: c.kube}.Update(ctx, held, plumbing.UpdateOptions())
 		if err != nil {
 			return fmt.Errorf("withdrawing the BeforeScaleDown request of frozen revision %s: %w", rs.Name, err)
 		}
@@ -77,7 +78,7 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 			desired, err := revision.DesiredReplicas(rs)
 			desiredStale = err != nil || desired != want
 		}
-		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs)
+		deferred := want < rsReplicas(rs) && c.deferScaleDown(rs.Namespace, rs.Spec.Template.Labels)
 		asked := v1alpha1.HasDeferScaleDownRequest(rs)
 		if deferred && v1alpha1.DeferScaleDownRequestIs(rs, want) && !desiredStale {
 			continue // the DeferPolicy controller lowers the replicas once the steps have run
@@ -98,7 +99,7 @@ func (c *Controller) scaleRevisions(ctx context.Context, dc *v1alpha1.Deployment
 		if desiredStale {
 			scaled.Annotations[v1alpha1.DesiredReplicasAnnotation] = revision.FormatDesiredReplicas(want)
 		}
-		written, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, scaled, plumbing.UpdateOptions())
+		written, err := revisions.Client{Kube: c.kube}.Update(ctx, scaled, plumbing.UpdateOptions())
 		if err != nil {
 			return fmt.Errorf("scaling revision %s to %d: %w", rs.Name, want, err)
 		}
@@ -145,7 +146,7 @@ func (c *Controller) pruneRevisions(ctx context.Context, dc *v1alpha1.Deployment
 	for _, rs := range revisionsToPrune(revs, dc.Status.LatestVersion, limit) {
 		// The precondition makes sure the ReplicaSet is the one this decision saw.
 		policy := metav1.DeletePropagationBackground
-		err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Delete(ctx, rs.Name, metav1.DeleteOptions{
+		err := revisions.Client{Kube: c.kube}.Delete(ctx, rs, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &rs.UID, ResourceVersion: &rs.ResourceVersion},
 			PropagationPolicy: &policy,
 		})
@@ -161,17 +162,18 @@ func (c *Controller) pruneRevisions(ctx context.Context, dc *v1alpha1.Deployment
 	return nil
 }
 
-// deferScaleDown reports whether a BeforeScaleDown DeferPolicy selects rs's pods: its
-// scale-downs then go through the DeferPolicy controller, which runs the steps of the
-// pods that go and lowers the replicas afterwards (docs/defer.md).
-func (c *Controller) deferScaleDown(rs *appsv1.ReplicaSet) bool {
+// deferScaleDown reports whether a BeforeScaleDown DeferPolicy of namespace ns selects
+// pods with labels podLabels: a scale-down of such pods goes through the DeferPolicy
+// controller, which runs the steps of the pods that go and lowers the replicas afterwards
+// (docs/defer.md).
+func (c *Controller) deferScaleDown(ns string, podLabels map[string]string) bool {
 	if c.deferLister == nil {
 		return false
 	}
-	policies, err := c.deferLister.DeferPolicies(rs.Namespace).List(labels.Everything())
+	policies, err := c.deferLister.DeferPolicies(ns).List(labels.Everything())
 	if err != nil {
 		return false
 	}
-	first, _ := v1alpha1.FirstSelecting(policies, v1alpha1.DeferBeforeScaleDown, rs.Spec.Template.Labels)
+	first, _ := v1alpha1.FirstSelecting(policies, v1alpha1.DeferBeforeScaleDown, podLabels)
 	return first != nil
 }

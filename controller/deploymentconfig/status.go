@@ -139,6 +139,9 @@ func selectorString(dc *v1alpha1.DeploymentConfig) string {
 // over (statuspace.go). A conflict is retried by the queue.
 func (c *Controller) updateStatus(ctx context.Context, cached, dc *v1alpha1.DeploymentConfig,
 	revs []*appsv1.ReplicaSet, latest *appsv1.ReplicaSet) error {
+	if dc.Spec.StatefulSet != nil {
+		revs, latest = c.withStatefulSetStatus(dc, revs, latest)
+	}
 	status := computeStatus(dc, revs, latest)
 	if apiequality.Semantic.DeepEqual(cached.Status, status) {
 		return nil

@@ -112,6 +112,19 @@ func (c *Controller) syncDeploymentConfig(ctx context.Context, key string) error
 		return c.retryRevision(ctx, dc, latest, req)
 	}
 
+	// Step 2c: the StatefulSet of a DC with spec.statefulSet holds the latest revision's
+	// template, no pod moving until its deployer walks it (statefulset.go).
+	if dc.Spec.StatefulSet != nil && c.stsLister != nil {
+		if latest != nil && !revision.Phase(latest).IsTerminal() {
+			if err := c.holdTemplateOf(ctx, dc, latest); err != nil {
+				return err
+			}
+		}
+		if err := c.recordHeldHash(ctx, dc, revs); err != nil {
+			return err
+		}
+	}
+
 	// Step 3.
 	if needsNewRevision(dc, latest, req) {
 		return c.newRevisionDue(ctx, cached, dc, revs, latest, req)
@@ -226,7 +239,18 @@ func (c *Controller) afterRollout(ctx context.Context, dc *v1alpha1.DeploymentCo
 		return nil
 	}
 	scale := c.scaleRevisions
-	if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) {
+	if dc.Spec.StatefulSet != nil {
+		// Its revisions run no pod of their own: the StatefulSet does (statefulset.go).
+		scale = func(ctx context.Context, dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) error {
+			if c.stsLister == nil {
+				return nil
+			}
+			if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) {
+				return c.holdFrozenSet(ctx, dc)
+			}
+			return c.settleStatefulSet(ctx, dc, revs, latest)
+		}
+	} else if frozenAt(dc, latest) != "" || revision.FailureHookPending(latest) {
 		// Frozen, or the failed hook runs first: its end (an annotation) brings the DC back.
 		scale = c.holdFrozen
 	}

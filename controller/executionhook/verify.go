@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // verifyExecHook checks a hook that claims to be an exec lifecycle hook of revision rev
@@ -25,14 +26,15 @@ func (c *Controller) verifyExecHook(ctx context.Context, hook *v1alpha1.Executio
 	}
 	var owner *metav1.OwnerReference
 	for i, ref := range hook.OwnerReferences {
-		if ref.Kind == "ReplicaSet" && ref.Name == rev {
+		// A ReplicaSet revision, or the ControllerRevision of a StatefulSet revision.
+		if (ref.Kind == revision.ReplicaSetKind.Kind || ref.Kind == revision.ControllerRevisionKind.Kind) && ref.Name == rev {
 			owner = &hook.OwnerReferences[i]
 		}
 	}
 	if owner == nil {
-		return refuse("has no ownerReference to the ReplicaSet " + rev), nil
+		return refuse("has no ownerReference to the revision " + rev), nil
 	}
-	rs, err := c.kube.AppsV1().ReplicaSets(hook.Namespace).Get(ctx, rev, metav1.GetOptions{})
+	rs, err := revisions.Client{Kube: c.kube}.Get(ctx, hook.Namespace, rev, owner.Kind == revision.ControllerRevisionKind.Kind)
 	if apierrors.IsNotFound(err) {
 		return refuse("the revision does not exist"), nil
 	}

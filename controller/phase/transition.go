@@ -20,6 +20,7 @@ import (
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // Transition is one forward move of a revision's phase, with the outcome of a terminal one.
@@ -52,12 +53,12 @@ func Write(ctx context.Context, kube kubernetes.Interface, rs *appsv1.ReplicaSet
 	}
 	base := rs
 	for attempt := 0; ; attempt++ {
-		updated, err := kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, withTransition(base, t), plumbing.UpdateOptions())
+		updated, err := revisions.Client{Kube: kube}.Update(ctx, withTransition(base, t), plumbing.UpdateOptions())
 		if err == nil {
 			return updated, nil
 		}
 		if apierrors.IsConflict(err) && attempt < conflictRetries {
-			live, getErr := kube.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			live, getErr := revisions.Client{Kube: kube}.Get(ctx, rs.Namespace, rs.Name, revision.OfStatefulSet(rs))
 			if getErr == nil && live.UID == rs.UID && revision.Phase(live) == current && revision.Cancelled(live) == revision.Cancelled(rs) {
 				base = live
 				continue

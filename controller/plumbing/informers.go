@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -39,6 +40,41 @@ type Informers struct {
 	// DeferPolicies, when set, route the DC controller's scale-downs through BeforeScaleDown
 	// policies (controller/deferpolicy).
 	DeferPolicies dcinformers.DeferPolicyInformer
+	// StatefulSets, when set, holds the StatefulSets of DeploymentConfigs with
+	// spec.statefulSet (label stagehand.dev/config).
+	StatefulSets appsinformers.StatefulSetInformer
+	// StatefulRevisions, when set, is the informer of the StatefulSet revisions' records,
+	// whose store holds their ReplicaSet views (StatefulRevisionView).
+	StatefulRevisions cache.SharedIndexInformer
+}
+
+// Revisions lists the revisions of both kinds (RevisionLister).
+func (i Informers) Revisions() appslisters.ReplicaSetLister {
+	var stateful cache.Indexer
+	if i.StatefulRevisions != nil {
+		stateful = i.StatefulRevisions.GetIndexer()
+	}
+	return NewRevisionLister(i.ReplicaSets.Lister(), stateful)
+}
+
+// RevisionInformers are the informers of the revisions of both kinds, for event handlers
+// and cache syncs.
+func (i Informers) RevisionInformers() []cache.SharedIndexInformer {
+	out := []cache.SharedIndexInformer{i.ReplicaSets.Informer()}
+	if i.StatefulRevisions != nil {
+		out = append(out, i.StatefulRevisions)
+	}
+	return out
+}
+
+// RevisionsSynced reports whether the revision informers have synced.
+func (i Informers) RevisionsSynced() bool {
+	for _, inf := range i.RevisionInformers() {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // eventScheme knows the DeploymentConfig kind, so events can refer to a DC.

@@ -62,6 +62,12 @@ func (e *fatalError) Unwrap() error { return e.err }
 // Fatal wraps err so that the queue drops the key instead of retrying it.
 func Fatal(err error) error { return &fatalError{err: err} }
 
+// IsFatal reports whether err is, or wraps, a Fatal error.
+func IsFatal(err error) bool {
+	var f *fatalError
+	return errors.As(err, &f)
+}
+
 // requeueError asks for the key to come back after a delay, without counting as a failure:
 // the sync waits for something (a pod to go away, a cache to catch up).
 type requeueError struct {

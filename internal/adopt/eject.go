@@ -135,7 +135,12 @@ func ejectSelector(dc *v1alpha1.DeploymentConfig, template *corev1.PodTemplateSp
 // revisions orphaned, the older revisions go, the active revision's pods are orphaned and
 // relabelled for a ReplicaSet of the Deployment's own kind, which the Deployment
 // controller adopts, and the Deployment is unpaused.
+//
+// The DC of a StatefulSet gives that StatefulSet back instead (ejectStatefulSet).
 func (a *Adopter) Eject(ctx context.Context, name string) error {
+	if handled, err := a.ejectStatefulSet(ctx, name); handled {
+		return err
+	}
 	d, err := a.prepareEject(ctx, name)
 	if err != nil {
 		return err

@@ -93,7 +93,7 @@ func (a *Adopter) checkEject(ctx context.Context, dc *v1alpha1.DeploymentConfig)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.refuseHPA(ctx, configKind, dc.Name, "eject"); err != nil {
+	if err := a.refuseHPA(ctx, configKind, dc.Name, "eject", deploymentKind); err != nil {
 		return nil, err
 	}
 	return want, a.checkAccess(ctx, "eject", ejectAccess)

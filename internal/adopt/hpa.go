@@ -14,20 +14,21 @@ import (
 // The scale targets an HPA is moved between: adopt moves it to the DeploymentConfig,
 // eject back to the Deployment.
 const (
-	deploymentKind = "Deployment"
-	configKind     = "DeploymentConfig"
+	deploymentKind  = "Deployment"
+	statefulSetKind = "StatefulSet"
+	configKind      = "DeploymentConfig"
 )
 
 func scaleTarget(kind, name string) autoscalingv2.CrossVersionObjectReference {
 	if kind == configKind {
 		return autoscalingv2.CrossVersionObjectReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: configKind, Name: name}
 	}
-	return autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: deploymentKind, Name: name}
+	return autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: kind, Name: name}
 }
 
 // refuseHPA refuses, for command (adopt or eject), an object of kind that a
-// HorizontalPodAutoscaler scales, unless RetargetHPA.
-func (a *Adopter) refuseHPA(ctx context.Context, kind, name, command string) error {
+// HorizontalPodAutoscaler scales, unless RetargetHPA; to is the kind it would scale after.
+func (a *Adopter) refuseHPA(ctx context.Context, kind, name, command, to string) error {
 	if a.RetargetHPA {
 		return nil
 	}
@@ -35,9 +36,8 @@ func (a *Adopter) refuseHPA(ctx context.Context, kind, name, command string) err
 	if err != nil || len(hpas) == 0 {
 		return err
 	}
-	other := map[string]string{deploymentKind: "the DeploymentConfig", configKind: "the Deployment"}[kind]
-	return refusedf("HorizontalPodAutoscaler %s scales %s %s: %s with --retarget-hpa to point it at %s, or delete it first; nothing was changed",
-		hpas[0].Name, strings.ToLower(kind), name, command, other)
+	return refusedf("HorizontalPodAutoscaler %s scales %s %s: %s with --retarget-hpa to point it at the %s, or delete it first; nothing was changed",
+		hpas[0].Name, strings.ToLower(kind), name, command, to)
 }
 
 // hpasOf are the HorizontalPodAutoscalers that scale the object kind/name.

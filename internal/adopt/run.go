@@ -66,7 +66,7 @@ func (a *Adopter) Plan(ctx context.Context, name string) (*v1alpha1.DeploymentCo
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := a.refuseHPA(ctx, deploymentKind, name, "adopt"); err != nil {
+	if err := a.refuseHPA(ctx, deploymentKind, name, "adopt", configKind); err != nil {
 		return nil, nil, err
 	}
 	if err := a.checkAccess(ctx, "adopt", access); err != nil {

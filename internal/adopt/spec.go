@@ -38,16 +38,7 @@ func ConfigFrom(d *appsv1.Deployment) (*v1alpha1.DeploymentConfig, []string, err
 			Triggers:             []v1alpha1.DeploymentTriggerPolicy{{Type: v1alpha1.DeploymentTriggerOnConfigChange}},
 		},
 	}
-	for _, k := range sortedKeys(d.Annotations) {
-		if dropped(k) {
-			warnings = append(warnings, fmt.Sprintf("annotation %s is not carried over: it belongs to the Deployment controller or to kubectl apply", k))
-			continue
-		}
-		if dc.Annotations == nil {
-			dc.Annotations = map[string]string{}
-		}
-		dc.Annotations[k] = d.Annotations[k]
-	}
+	warnings = append(warnings, carryAnnotations(dc, d.Annotations)...)
 	timeout := d.Spec.ProgressDeadlineSeconds
 	timeoutSeconds, activeDeadline := deadlines(timeout)
 	switch d.Spec.Strategy.Type {
@@ -90,6 +81,23 @@ func deadlines(progressDeadline *int32) (timeout, activeDeadline *int64) {
 		return &t, nil
 	}
 	return &t, new(t + 1)
+}
+
+// carryAnnotations copies the user annotations of the adopted object to dc, and warns of
+// each one it leaves out.
+func carryAnnotations(dc *v1alpha1.DeploymentConfig, annotations map[string]string) []string {
+	var warnings []string
+	for _, k := range sortedKeys(annotations) {
+		if dropped(k) {
+			warnings = append(warnings, fmt.Sprintf("annotation %s is not carried over: it belongs to the Deployment controller or to kubectl apply", k))
+			continue
+		}
+		if dc.Annotations == nil {
+			dc.Annotations = map[string]string{}
+		}
+		dc.Annotations[k] = annotations[k]
+	}
+	return warnings
 }
 
 func dropped(key string) bool {

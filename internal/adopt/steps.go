@@ -21,18 +21,9 @@ import (
 // ReplicaSets, relabels the running pods for revision 1, hands them to the controller and
 // waits until revision 1 owns them. Every step is skipped when it is already done.
 func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.DeploymentConfig) (*v1alpha1.DeploymentConfig, error) {
-	dcs := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace)
-	dc, err := dcs.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err) && planned != nil:
-		if dc, err = dcs.Create(ctx, planned, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		a.Progress("created deploymentconfig/%s; revision 1 waits for the Deployment's pods", name)
-	case err != nil:
+	dc, err := a.createPlanned(ctx, name, planned, "the Deployment")
+	if err != nil {
 		return nil, err
-	case dc.Annotations[v1alpha1.AdoptAnnotation] == "":
-		return nil, refusedf("deploymentconfig/%s exists and is not an adoption in progress", name)
 	}
 	if dc.Annotations[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptPending {
 		if err := a.handOver(ctx, dc); err != nil {
@@ -48,6 +39,39 @@ func (a *Adopter) Adopt(ctx context.Context, name string, planned *v1alpha1.Depl
 		}
 	}
 	return dc, a.finish(ctx, name)
+}
+
+// createPlanned creates the planned DC, or reads the DC of an adoption in progress (planned
+// nil on a rerun); from names what is adopted, for the progress line.
+func (a *Adopter) createPlanned(ctx context.Context, name string, planned *v1alpha1.DeploymentConfig, from string) (*v1alpha1.DeploymentConfig, error) {
+	dcs := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace)
+	dc, err := dcs.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && planned != nil:
+		if dc, err = dcs.Create(ctx, planned, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		a.Progress("created deploymentconfig/%s; revision 1 waits for %s's pods", name, from)
+	case err != nil:
+		return nil, err
+	case dc.Annotations[v1alpha1.AdoptAnnotation] == "":
+		return nil, refusedf("deploymentconfig/%s exists and is not an adoption in progress", name)
+	}
+	return dc, nil
+}
+
+// markReady marks the DC of an adoption Ready: the pods are handed over, and the
+// controller records revision 1.
+func (a *Adopter) markReady(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		live.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptReady
+		_, err = a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Update(ctx, live, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // adoptAnnotations are the hand-over's own: finish removes them.
@@ -111,15 +135,7 @@ func (a *Adopter) handOver(ctx context.Context, dc *v1alpha1.DeploymentConfig) e
 	if err := a.relabel(ctx, dc); err != nil {
 		return err
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live, err := a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Get(ctx, dc.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		live.Annotations[v1alpha1.AdoptAnnotation] = v1alpha1.AdoptReady
-		_, err = a.Stagehand.StagehandV1alpha1().DeploymentConfigs(a.Namespace).Update(ctx, live, metav1.UpdateOptions{})
-		return err
-	})
+	return a.markReady(ctx, dc.Name)
 }
 
 // deleteHistory deletes the Deployment's older ReplicaSets, which run no pod (labelled

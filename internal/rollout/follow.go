@@ -32,8 +32,9 @@ func (e *RolloutFailed) Error() string {
 }
 
 // FollowResync is how often Follow reads the DC, its latest revision and its events when
-// nothing woke it: a safety net. Follow is driven by watches on the DC, its ReplicaSets,
-// its pods and its events, and reads again as soon as one of them changes.
+// nothing woke it: a safety net. Follow is driven by watches on the DC, its revisions (its
+// ReplicaSets, or a StatefulSet DC's ControllerRevisions and StatefulSet), its pods and its
+// events, and reads again as soon as one of them changes.
 var FollowResync = 10 * time.Second
 
 // Follow follows the latest rollout of a DC until it is Complete (nil) or Failed
@@ -64,8 +65,8 @@ func (c *Client) Follow(ctx context.Context, name string, out io.Writer) error {
 }
 
 // watchChanges returns a channel that receives (coalesced) whenever the DC, one of its
-// ReplicaSets or pods, or one of its events changes, until ctx is done. A watch the user
-// may not open, or one that ends, leaves Follow to its resync.
+// revisions (revisionWatches) or pods, or one of its events changes, until ctx is done. A
+// watch the user may not open, or one that ends, leaves Follow to its resync.
 func (c *Client) watchChanges(ctx context.Context, name string) <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	byConfig := metav1.ListOptions{LabelSelector: v1alpha1.ConfigLabel + "=" + name}
@@ -74,13 +75,15 @@ func (c *Client) watchChanges(ctx context.Context, name string) <-chan struct{} 
 			return c.Stagehand.StagehandV1alpha1().DeploymentConfigs(c.Namespace).Watch(ctx,
 				metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 		},
-		func() (watch.Interface, error) { return c.Kube.AppsV1().ReplicaSets(c.Namespace).Watch(ctx, byConfig) },
+	}
+	opens = append(opens, c.revisionWatches(ctx, name, c.isStateful(ctx, name))...)
+	opens = append(opens,
 		func() (watch.Interface, error) { return c.Kube.CoreV1().Pods(c.Namespace).Watch(ctx, byConfig) },
 		func() (watch.Interface, error) {
 			return c.Kube.CoreV1().Events(c.Namespace).Watch(ctx,
 				metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String()})
 		},
-	}
+	)
 	for _, open := range opens {
 		w, err := open()
 		if err != nil {
@@ -175,7 +178,11 @@ func (f *follower) step(ctx context.Context) (bool, error) {
 	if n, err := revision.DesiredReplicas(rs); err == nil {
 		desired = strconv.Itoa(int(n))
 	}
-	ready := fmt.Sprintf("%d of %s pods ready", rs.Status.ReadyReplicas, desired)
+	readyPods, err := f.c.readyPods(ctx, rs)
+	if err != nil {
+		return false, err
+	}
+	ready := fmt.Sprintf("%d of %s pods ready", readyPods, desired)
 	if phase == v1alpha1.RevisionPhaseRunning && ready != f.ready {
 		f.ready = ready
 		fmt.Fprintf(f.out, "revision %s: %s\n", rs.Name, ready)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // Requested is the outcome of an operation that the controller carries out.
@@ -156,7 +157,7 @@ func (c *Client) Cancel(ctx context.Context, name string, timeout time.Duration)
 		}
 		rs = rs.DeepCopy()
 		rs.Annotations[v1alpha1.CancelledAnnotation] = "true"
-		_, err = c.Kube.AppsV1().ReplicaSets(c.Namespace).Update(ctx, rs, metav1.UpdateOptions{})
+		_, err = revisions.Client{Kube: c.Kube}.Update(ctx, rs, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {

@@ -19,12 +19,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // Client runs rollout operations on the DeploymentConfigs of one namespace.
@@ -59,12 +59,11 @@ func (c *Client) Get(ctx context.Context, name string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading deploymentconfig %s: %w", name, err)
 	}
-	list, err := c.Kube.AppsV1().ReplicaSets(c.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{v1alpha1.ConfigLabel: name}).String()})
+	items, err := revisions.Client{Kube: c.Kube}.List(ctx, c.Namespace, name, dc.Spec.StatefulSet != nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing the revisions of %s: %w", name, err)
 	}
-	st := &State{DC: dc, Revisions: revision.Owned(dc.UID, revision.Pointers(list.Items))}
+	st := &State{DC: dc, Revisions: revision.Owned(dc.UID, revision.Pointers(items))}
 	return st, nil
 }
 

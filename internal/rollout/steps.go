@@ -10,6 +10,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/internal/revisions"
 )
 
 // Stepped is what ResumeStep and Promote did: the revision, and the step it was at.
@@ -89,6 +90,6 @@ func (c *Client) annotate(ctx context.Context, rs *appsv1.ReplicaSet, key, value
 		rs.Annotations = map[string]string{}
 	}
 	rs.Annotations[key] = value
-	_, err := c.Kube.AppsV1().ReplicaSets(c.Namespace).Update(ctx, rs, metav1.UpdateOptions{})
+	_, err := revisions.Client{Kube: c.Kube}.Update(ctx, rs, metav1.UpdateOptions{})
 	return err
 }

@@ -22,8 +22,15 @@ import (
 // Objects are what one tree is built from: the DC and what carries its
 // stagehand.dev/config label. Objects of other DCs are left out.
 type Objects struct {
-	DC             *v1alpha1.DeploymentConfig
-	ReplicaSets    []*appsv1.ReplicaSet
+	DC *v1alpha1.DeploymentConfig
+	// ReplicaSets are the revisions: ReplicaSets, or for a DC with spec.statefulSet the
+	// ReplicaSet views of its ControllerRevisions (api/revision, record.go).
+	ReplicaSets []*appsv1.ReplicaSet
+	// StatefulSet is the StatefulSet of a DC with spec.statefulSet, nil while it does
+	// not exist.
+	StatefulSet *appsv1.StatefulSet
+	// Pods are the DC's pods; a StatefulSet DC's may also be pods of its StatefulSet
+	// without the config label (those of a template that adopt took over as it was).
 	Pods           []*corev1.Pod
 	ExecutionHooks []*v1alpha1.ExecutionHook
 }
@@ -89,12 +96,17 @@ type conditionRow struct {
 // describes the pods' defer steps. Ages are drawn later, by Render.
 func Build(o *Objects, deferText DeferText) *View {
 	dc := o.DC
-	revs := o.Revisions()
-	latest := o.Latest()
+	revs, pods := o.revisionsAndPods()
+	latest := revision.Find(revs, dc.Status.LatestVersion)
 	active := revision.NewestComplete(revs)
 	v := &View{}
 
 	ready, updated, available := replicaCounts(revs, latest)
+	if set := o.statefulSet(); set != nil {
+		// The StatefulSet counts its pods of every template, and their availability
+		// (minReadySeconds): the tree has no clock.
+		ready, available = set.Status.ReadyReplicas, set.Status.AvailableReplicas
+	}
 	rootMark, rootStatus, rootInfo := dcStatus(o, latest, ready)
 	desired := dcReplicas(dc)
 	v.header = append(v.header,
@@ -104,6 +116,7 @@ func Build(o *Objects, deferText DeferText) *View {
 		headerLine{key: "Strategy", text: strategyText(&dc.Spec.Strategy)},
 		headerLine{key: "Replicas", text: fmt.Sprintf("%d/%d ready, %d updated, %d available", ready, desired, updated, available)},
 	)
+	v.header = append(v.header, o.workloadLines()...)
 	v.header = append(v.header, triggerLines(dc)...)
 	for _, c := range dc.Status.Conditions {
 		v.conditions = append(v.conditions, conditionRow{mark: conditionMark(c), typ: c.Type, status: string(c.Status),
@@ -112,16 +125,30 @@ func Build(o *Objects, deferText DeferText) *View {
 
 	v.root = &treeNode{name: dc.Name, kind: "DeploymentConfig", mark: rootMark, status: rootStatus,
 		created: dc.CreationTimestamp.Time, info: []string{fmt.Sprintf("ready %d/%d", ready, desired)}}
+	if dc.Spec.StatefulSet != nil {
+		v.root.children = append(v.root.children, o.statefulSetNode(pods.unknown, deferText))
+	}
 	for i := len(revs) - 1; i >= 0; i-- {
 		rs := revs[i]
 		n := revisionNode(rs, rs == active)
 		if rs == latest {
 			n.children = append(n.children, o.runOnceNodes(rs)...)
 		}
-		n.children = append(n.children, o.podNodes(rs, deferText)...)
+		n.children = append(n.children, podNodes(pods.of[rs.Name], deferText)...)
 		v.root.children = append(v.root.children, n)
 	}
 	return v
+}
+
+// revisionsAndPods are the DC's revisions, oldest first, and their application pods. The
+// revisions of a StatefulSet DC are views with no pods of their own; they come back with
+// the counts of the StatefulSet's pods that run them (statefulset.go).
+func (o *Objects) revisionsAndPods() ([]*appsv1.ReplicaSet, appPods) {
+	if o.DC.Spec.StatefulSet != nil {
+		return o.statefulRevisions()
+	}
+	revs := o.Revisions()
+	return revs, o.replicaSetPods(revs)
 }
 
 // replicaCounts are the pods of every revision that are ready and available, and the pods

@@ -208,16 +208,31 @@ func hookErrorText(e *v1alpha1.HookError) string {
 	return string(e.ErrorType) + ": " + podstatus.TruncateStart(e.Message, maxInfoText)
 }
 
-// podNodes are the application pods of revision rs (not its deployer or hook pods), by
-// name, with their defer steps.
-func (o *Objects) podNodes(rs *appsv1.ReplicaSet, deferText DeferText) []*treeNode {
-	number := rs.Labels[v1alpha1.RevisionLabel]
-	var pods []*corev1.Pod
-	for _, p := range o.Pods {
-		if p.Labels[v1alpha1.RevisionLabel] == number && !v1alpha1.IsStagehandRunOncePod(p.Labels) {
-			pods = append(pods, p)
+// appPods are the application pods (not deployer or hook pods) of each revision, by
+// revision name, and for a StatefulSet DC the StatefulSet's pods of no known revision.
+type appPods struct {
+	of      map[string][]*corev1.Pod
+	unknown []*corev1.Pod
+}
+
+// replicaSetPods are the application pods of each ReplicaSet revision: those with its
+// revision label.
+func (o *Objects) replicaSetPods(revs []*appsv1.ReplicaSet) appPods {
+	out := appPods{of: map[string][]*corev1.Pod{}}
+	for _, rs := range revs {
+		number := rs.Labels[v1alpha1.RevisionLabel]
+		for _, p := range o.Pods {
+			if p.Labels[v1alpha1.RevisionLabel] == number && !v1alpha1.IsStagehandRunOncePod(p.Labels) {
+				out.of[rs.Name] = append(out.of[rs.Name], p)
+			}
 		}
 	}
+	return out
+}
+
+// podNodes are rows of application pods, by name, with their defer steps.
+func podNodes(pods []*corev1.Pod, deferText DeferText) []*treeNode {
+	pods = slices.Clone(pods)
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	out := make([]*treeNode, 0, len(pods))
 	for _, p := range pods {

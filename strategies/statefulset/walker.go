@@ -7,13 +7,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/watchlist"
 
 	"github.com/stagehand-dev/stagehand/internal/apiretry"
 	"github.com/stagehand-dev/stagehand/strategies"
@@ -26,12 +22,17 @@ type Sets interface {
 	// SetPartition writes the RollingUpdate partition and maxUnavailable of the set, and
 	// nothing else, and returns the set as the apiserver stored it.
 	SetPartition(ctx context.Context, name string, partition int32, maxUnavailable *intstr.IntOrString) (*appsv1.StatefulSet, error)
+	// SetReplicas writes the set's spec.replicas and nothing else.
+	SetReplicas(ctx context.Context, name string, replicas int32) error
+	// AskScaleDown asks for a scale-down after the BeforeScaleDown steps of the pods that
+	// go (v1alpha1.DeferScaleDownRequestPatch), and writes nothing else.
+	AskScaleDown(ctx context.Context, name string, to int32) error
 }
 
-// KubeSets implements Sets for one namespace over a Kubernetes clientset.
+// KubeSets implements Sets for one namespace over a Kubernetes clientset; its pods are
+// strategies.KubeClients'.
 type KubeSets struct {
-	Client    kubernetes.Interface
-	Namespace string
+	strategies.KubeClients
 }
 
 var _ Sets = &KubeSets{}
@@ -57,22 +58,6 @@ func (c *KubeSets) SetPartition(ctx context.Context, name string, partition int3
 		return err
 	})
 	return set, err
-}
-
-// ListPods lists pods.
-func (c *KubeSets) ListPods(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error) {
-	return c.Client.CoreV1().Pods(c.Namespace).List(ctx, opts)
-}
-
-// WatchPods watches pods.
-func (c *KubeSets) WatchPods(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return c.Client.CoreV1().Pods(c.Namespace).Watch(ctx, opts)
-}
-
-// IsWatchListSemanticsUnSupported reports whether Client cannot stream a watch's initial
-// list, like the fake clientset of unit tests.
-func (c *KubeSets) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(c.Client)
 }
 
 // Walker moves the pods of a StatefulSet to its update revision, highest ordinal first,

@@ -72,6 +72,8 @@ func New(t *testing.T, dcs []*v1alpha1.DeploymentConfig, kubeObjs ...runtime.Obj
 	f.Informers = plumbing.Informers{
 		DeploymentConfigs: sf.Stagehand().V1alpha1().DeploymentConfigs(),
 		ReplicaSets:       kf.Apps().V1().ReplicaSets(),
+		StatefulSets:      kf.Apps().V1().StatefulSets(),
+		StatefulRevisions: kf.Apps().V1().ControllerRevisions().Informer(),
 		DeployerPods:      kf.Core().V1().Pods(),
 		ServiceAccounts:   kf.Core().V1().ServiceAccounts(),
 		RoleBindings:      kf.Rbac().V1().RoleBindings(),
@@ -94,7 +96,13 @@ func (f *Fixture) Cache(obj runtime.Object) {
 	case *v1alpha1.DeploymentConfig:
 		err = f.Informers.DeploymentConfigs.Informer().GetIndexer().Add(o)
 	case *appsv1.ReplicaSet:
-		err = f.Informers.ReplicaSets.Informer().GetIndexer().Add(o)
+		if o.Labels[v1alpha1.WorkloadLabel] == v1alpha1.WorkloadStatefulSet {
+			err = f.Informers.StatefulRevisions.GetIndexer().Add(o) // a record's view, as the transform stores it
+		} else {
+			err = f.Informers.ReplicaSets.Informer().GetIndexer().Add(o)
+		}
+	case *appsv1.StatefulSet:
+		err = f.Informers.StatefulSets.Informer().GetIndexer().Add(o)
 	case *corev1.Pod:
 		err = f.Informers.DeployerPods.Informer().GetIndexer().Add(o)
 	case *corev1.ServiceAccount:

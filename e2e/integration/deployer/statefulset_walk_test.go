@@ -124,7 +124,7 @@ func waitForSet(t *testing.T, ns, what string, cond func(*appsv1.StatefulSet) bo
 }
 
 func walker(ns string, maxUnavailable *intstr.IntOrString, t *testing.T) *statefulset.Walker {
-	return &statefulset.Walker{Sets: &statefulset.KubeSets{Client: kube, Namespace: ns}, Out: strategies.NewProgress(t.Output()),
+	return &statefulset.Walker{Sets: &statefulset.KubeSets{KubeClients: strategies.KubeClients{Client: kube, Namespace: ns}}, Out: strategies.NewProgress(t.Output()),
 		MaxUnavailable: maxUnavailable, Timeout: time.Minute}
 }
 
