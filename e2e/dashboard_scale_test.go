@@ -76,7 +76,7 @@ func TestDashboardServes200DeploymentConfigs(t *testing.T) {
 	after := dashboardStats(t, dash)
 	assert.Equal(t, 200, after.Configs)
 	assert.Equal(t, before.Watches, after.Watches, "the watches do not grow with the DCs or the tabs")
-	assert.Equal(t, int64(4), after.Watches, "one watch per kind: DeploymentConfigs, ReplicaSets, pods, events about DCs")
+	assert.Equal(t, int64(5), after.Watches, "one watch per kind: DeploymentConfigs, ReplicaSets, ControllerRevisions, pods, events about DCs")
 	t.Logf("dashboard server with 200 DCs and 2 tabs: heap %.1f MiB (%.1f MiB with none), %d watches",
 		float64(after.HeapBytes)/(1<<20), float64(before.HeapBytes)/(1<<20), after.Watches)
 }

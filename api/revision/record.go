@@ -120,3 +120,24 @@ func withoutHash(selector *metav1.LabelSelector) *metav1.LabelSelector {
 func WorkloadSelector(rs *appsv1.ReplicaSet) *metav1.LabelSelector {
 	return withoutHash(rs.Spec.Selector)
 }
+
+// RecordView is the informer transform of the StatefulSet revisions' records: it stores
+// each ControllerRevision as its ReplicaSet view, without managed fields. A record whose
+// data cannot be read is stored with its metadata alone (no template, a selector of no
+// pod): its phase and snapshot annotations still say what it is. Other objects pass as
+// they are.
+func RecordView(obj any) (any, error) {
+	cr, ok := obj.(*appsv1.ControllerRevision)
+	if !ok {
+		return obj, nil
+	}
+	cr.ManagedFields = nil
+	view, err := FromControllerRevision(cr)
+	if err != nil {
+		zero := int32(0)
+		view = &appsv1.ReplicaSet{ObjectMeta: cr.ObjectMeta}
+		view.Spec.Replicas = &zero
+		view.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{appsv1.ControllerRevisionHashLabelKey: ""}}
+	}
+	return view, nil
+}

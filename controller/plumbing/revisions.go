@@ -3,7 +3,6 @@ package plumbing
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -16,27 +15,9 @@ import (
 // StatefulSet revisions; the informer of StatefulRevisionView lists only those.
 var StatefulRevisionSelector = v1alpha1.WorkloadLabel + "=" + v1alpha1.WorkloadStatefulSet
 
-// StatefulRevisionView is the informer transform of the StatefulSet revisions' records: it
-// stores each ControllerRevision as its ReplicaSet view (api/revision, record.go), without
-// managed fields, so that the controllers read both kinds of revision from one lister. A
-// record whose data cannot be read is stored with its metadata alone (no template, a
-// selector of no pod): its phase and snapshot annotations still tell the controllers what
-// it is.
-func StatefulRevisionView(obj any) (any, error) {
-	cr, ok := obj.(*appsv1.ControllerRevision)
-	if !ok {
-		return obj, nil
-	}
-	cr.ManagedFields = nil
-	view, err := revision.FromControllerRevision(cr)
-	if err != nil {
-		zero := int32(0)
-		view = &appsv1.ReplicaSet{ObjectMeta: cr.ObjectMeta}
-		view.Spec.Replicas = &zero
-		view.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{appsv1.ControllerRevisionHashLabelKey: ""}}
-	}
-	return view, nil
-}
+// StatefulRevisionView is the informer transform of the StatefulSet revisions' records
+// (revision.RecordView), so that the controllers read both kinds of revision from one lister.
+func StatefulRevisionView(obj any) (any, error) { return revision.RecordView(obj) }
 
 // RevisionLister lists the revisions of both kinds: the ReplicaSets of the ReplicaSet
 // informer, and the views of the StatefulSet revisions' records.

@@ -21,12 +21,13 @@ import (
 )
 
 // Model is what the dashboard knows: the DeploymentConfigs of its scope, their revisions
-// and the pods that carry the config label (application, deployer and hook pods), from one
-// informer per kind. Every browser tab reads this cache: the number of watches on the
+// (ReplicaSets, or the ControllerRevisions of StatefulSet revisions) and the pods that
+// carry the config label (application, deployer and hook pods), from one informer per kind. Every browser tab reads this cache: the number of watches on the
 // apiserver does not grow with the tabs.
 type Model struct {
 	dcs    cache.Indexer
 	rss    cache.Indexer
+	crs    cache.Indexer // StatefulSet revisions' records, as ReplicaSet views
 	pods   cache.Indexer
 	events cache.Indexer
 
@@ -38,7 +39,7 @@ type Model struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-// NewModel wires the informers (4 watches: DCs, revisions, pods, events about DCs) of namespace ("" for all namespaces); Run starts them.
+// NewModel wires the informers (5 watches: DCs, both kinds of revision, pods, events about DCs) of namespace ("" for all namespaces); Run starts them.
 func NewModel(kube kubernetes.Interface, stagehand stagehandclient.Interface, namespace string) (*Model, error) {
 	labelled := func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.ConfigLabel }
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(namespace),
@@ -51,13 +52,20 @@ func NewModel(kube kubernetes.Interface, stagehand stagehandclient.Interface, na
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "DeploymentConfig").String()
 		}), kubeinformers.WithTransform(stripManagedFields))
+	// The records of StatefulSet revisions, stored as their ReplicaSet views.
+	rf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = v1alpha1.WorkloadLabel + "=" + v1alpha1.WorkloadStatefulSet
+		}), kubeinformers.WithTransform(revision.RecordView))
 	dcs := sf.Stagehand().V1alpha1().DeploymentConfigs().Informer()
 	rss := kf.Apps().V1().ReplicaSets().Informer()
+	crs := rf.Apps().V1().ControllerRevisions().Informer()
 	pods := kf.Core().V1().Pods().Informer()
 	events := ef.Core().V1().Events().Informer()
-	m := &Model{dcs: dcs.GetIndexer(), rss: rss.GetIndexer(), pods: pods.GetIndexer(), events: events.GetIndexer(), changed: make(chan struct{}),
-		synced: []cache.InformerSynced{dcs.HasSynced, rss.HasSynced, pods.HasSynced, events.HasSynced},
-		start:  []func(<-chan struct{}){kf.Start, sf.Start, ef.Start}}
+	m := &Model{dcs: dcs.GetIndexer(), rss: rss.GetIndexer(), crs: crs.GetIndexer(), pods: pods.GetIndexer(), events: events.GetIndexer(),
+		changed: make(chan struct{}),
+		synced:  []cache.InformerSynced{dcs.HasSynced, rss.HasSynced, crs.HasSynced, pods.HasSynced, events.HasSynced},
+		start:   []func(<-chan struct{}){kf.Start, sf.Start, ef.Start, rf.Start}}
 	if err := events.AddIndexers(cache.Indexers{byConfig: eventIndex}); err != nil {
 		return nil, fmt.Errorf("adding the event index: %w", err)
 	}
@@ -66,12 +74,12 @@ func NewModel(kube kubernetes.Interface, stagehand stagehandclient.Interface, na
 		UpdateFunc: func(_, _ any) { m.bump() },
 		DeleteFunc: func(any) { m.bump() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{rss, pods} {
+	for _, inf := range []cache.SharedIndexInformer{rss, crs, pods} {
 		if err := inf.AddIndexers(cache.Indexers{byConfig: configIndex}); err != nil {
 			return nil, fmt.Errorf("adding the config index: %w", err)
 		}
 	}
-	for _, inf := range []cache.SharedIndexInformer{dcs, rss, pods, events} {
+	for _, inf := range []cache.SharedIndexInformer{dcs, rss, crs, pods, events} {
 		if _, err := inf.AddEventHandler(notify); err != nil {
 			return nil, fmt.Errorf("adding an event handler: %w", err)
 		}
@@ -143,7 +151,11 @@ func (m *Model) config(namespace, name string) *config {
 func (m *Model) parts(dc *v1alpha1.DeploymentConfig) *config {
 	c := &config{dc: dc}
 	key := dc.Namespace + "/" + dc.Name
-	rss, _ := m.rss.ByIndex(byConfig, key)
+	revs := m.rss
+	if dc.Spec.StatefulSet != nil {
+		revs = m.crs
+	}
+	rss, _ := revs.ByIndex(byConfig, key)
 	for _, obj := range rss {
 		if rs, ok := obj.(*appsv1.ReplicaSet); ok && revision.ControllerUID(rs) == dc.UID {
 			c.revs = append(c.revs, rs)

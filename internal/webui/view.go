@@ -98,8 +98,18 @@ func detailOf(c *config) Detail {
 	for i := len(c.revs) - 1; i >= 0; i-- {
 		d.Revisions = append(d.Revisions, revisionOf(c.revs[i], c.pods, c.events))
 	}
+	byHash := map[string]string{} // a StatefulSet pod's revision is the one of its template hash
+	for _, rs := range c.revs {
+		if hash := revision.TemplateHash(rs); hash != "" {
+			byHash[hash] = rs.Labels[v1alpha1.RevisionLabel]
+		}
+	}
 	for _, p := range c.pods {
-		d.Pods = append(d.Pods, podOf(p))
+		pod := podOf(p)
+		if n, ok := byHash[p.Labels[appsv1.ControllerRevisionHashLabelKey]]; ok && pod.Role == "app" {
+			pod.Revision = n
+		}
+		d.Pods = append(d.Pods, pod)
 	}
 	sort.Slice(d.Pods, func(i, j int) bool {
 		if d.Pods[i].Revision != d.Pods[j].Revision {

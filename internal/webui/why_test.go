@@ -86,3 +86,22 @@ func TestHookStagesAreTimedByTheDeployersEvents(t *testing.T) {
 		{Name: "pre hook (attempt 2)", Pod: "web-2-hook-pre-2", State: "Succeeded", Start: t0.Add(3 * time.Second), End: t0.Add(7 * time.Second), Duration: "4s"},
 	}, got, "the post hook's pod is still there and times itself")
 }
+
+// A StatefulSet DC's pods carry no revision label: each one's revision is the one whose
+// template hash it runs.
+func TestDetailPutsStatefulSetPodsUnderTheRevisionOfTheirHash(t *testing.T) {
+	dc := testutil.DeploymentConfig("db", "db:1", 2, v1alpha1.DeploymentStrategy{Type: v1alpha1.DeploymentStrategyTypeRolling})
+	dc.Spec.StatefulSet = &v1alpha1.StatefulSetWorkload{ServiceName: "db"}
+	one, two := testutil.Revision(dc, 1, 0, v1alpha1.RevisionPhaseComplete), testutil.Revision(dc, 2, 0, v1alpha1.RevisionPhaseRunning)
+	one.Annotations[v1alpha1.TemplateHashAnnotation], two.Annotations[v1alpha1.TemplateHashAnnotation] = "db-aaa", "db-bbb"
+	pod := func(name, hash string) *corev1.Pod {
+		return testutil.ReadyPod("ns", name, map[string]string{v1alpha1.ConfigLabel: "db", appsv1.ControllerRevisionHashLabelKey: hash}, time.Now())
+	}
+	d := detailOf(&config{dc: dc, revs: []*appsv1.ReplicaSet{one, two}, pods: []*corev1.Pod{pod("db-0", "db-aaa"), pod("db-1", "db-bbb")}})
+	got := map[string]string{}
+	for _, p := range d.Pods {
+		got[p.Name] = p.Revision
+	}
+	assert.Equal(t, map[string]string{"db-0": "1", "db-1": "2"}, got)
+	assert.Equal(t, int32(2), d.Ready, "ready counts the pods")
+}
