@@ -9,7 +9,6 @@ package e2e
 // had one deployer pod, and no claim is lost.
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -17,10 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -39,7 +35,6 @@ func TestStatefulSetCrashSafetyControllerKilledDuringRolloutRollbackAndScaleDown
 	}
 	given := env.Given(t)
 	ns := given.NS
-	ctx := context.Background()
 	for i := range 3 {
 		createHostPathVolume(t, ns, fmt.Sprintf("/stagehand-test/%s/data-%d", ns, i))
 	}
@@ -52,18 +47,7 @@ func TestStatefulSetCrashSafetyControllerKilledDuringRolloutRollbackAndScaleDown
 	rec.mu.Lock()
 	rec.maxUnavailable = 0
 	rec.mu.Unlock()
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	update := func(mutate func(*stagehandv1.DeploymentConfig)) {
-		require.Eventually(t, func() bool {
-			dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
-			mutate(dc)
-			_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-			return err == nil
-		}, podTimeout, 200*time.Millisecond)
-	}
+	update := func(mutate func(*stagehandv1.DeploymentConfig)) { updateDB(t, ns, mutate) }
 
 	// A rollout, with two kills during it: ordinals 2, 1, 0, never two unavailable
 	update(func(dc *stagehandv1.DeploymentConfig) { framework.SetVersion(dc, 2) })
@@ -81,30 +65,13 @@ func TestStatefulSetCrashSafetyControllerKilledDuringRolloutRollbackAndScaleDown
 	update(func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 3)
 		dc.Spec.Strategy.RollingParams.TimeoutSeconds = ptr.To[int64](15)
-		dc.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "exit 1"}}},
-			PeriodSeconds: 1,
-		}
+		neverReady(dc)
 	})
 	waitForStatefulRevision(t, ns, 3, stagehandv1.RevisionPhaseFailed)
 	env.KillController(t)
 	killSoon()
 	env.WaitForController(t)
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=db,!" + stagehandv1.HookStageLabel + ",!" + stagehandv1.DeployerPodForLabel})
-		if err != nil {
-			return false, nil //nolint:nilerr // again
-		}
-		ready := 0
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && framework.PodReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == revision.TemplateHash(two) {
-				ready++
-			}
-		}
-		return ready == 3 && len(pods.Items) == 3, nil
-	})
-	require.NoError(t, err, "all 3 pods Ready on revision 2's template\n%s", env.Describe(ns, "db"))
+	podsOnHash(t, ns, revision.TemplateHash(two))
 
 	// A scale from 3 to 1 with BeforeScaleDown steps, with a kill during them: the steps
 	// ran once for db-2 and once for db-1, and never for db-0

@@ -101,17 +101,10 @@ func TestStatefulSetScaleDownRunsTheStepsOfTheHighestOrdinalsInOrder(t *testing.
 	for _, p := range pods {
 		byName[p.Name] = p
 	}
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	require.Eventually(t, func() bool {
-		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
+	updateDB(t, ns, func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
 		dc.Spec.Replicas = ptr.To[int32](2)
-		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-		return err == nil
-	}, podTimeout, 200*time.Millisecond)
+	})
 	waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseComplete)
 
 	// Then db-2 ran its steps once, and db-1 and db-0 none: they stay, on the new template

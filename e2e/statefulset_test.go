@@ -118,6 +118,36 @@ func recordOrdinals(t *testing.T, ns string) *ordinalRecord {
 	return r
 }
 
+// updateDB changes DC db, again on a conflict.
+func updateDB(t *testing.T, ns string, mutate func(*stagehandv1.DeploymentConfig)) {
+	t.Helper()
+	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
+	require.Eventually(t, func() bool {
+		dc, err := dcs.Get(context.Background(), "db", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		mutate(dc)
+		_, err = dcs.Update(context.Background(), dc, metav1.UpdateOptions{})
+		return err == nil
+	}, podTimeout, 200*time.Millisecond)
+}
+
+// podsOnHash waits until the 3 pods of db are Ready on template hash.
+func podsOnHash(t *testing.T, ns, hash string) {
+	t.Helper()
+	env.WaitForPods(t, ns, "app=db,!"+stagehandv1.HookStageLabel+",!"+stagehandv1.DeployerPodForLabel+",!"+stagehandv1.DeferStepOfLabel,
+		2*time.Minute, "3 pods Ready on "+hash, func(ps []*corev1.Pod) bool {
+			ready := 0
+			for _, p := range ps {
+				if p.DeletionTimestamp == nil && framework.PodReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == hash {
+					ready++
+				}
+			}
+			return ready == 3 && len(ps) == 3
+		})
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -146,16 +176,7 @@ func TestStatefulSetRolloutWalksFromTheHighestOrdinalAndKeepsTheClaims(t *testin
 	rec.mu.Unlock()
 
 	// When the template changes
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	require.Eventually(t, func() bool {
-		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		framework.SetVersion(dc, 2)
-		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-		return err == nil
-	}, podTimeout, 200*time.Millisecond)
+	updateDB(t, ns, func(dc *stagehandv1.DeploymentConfig) { framework.SetVersion(dc, 2) })
 
 	// Then revision 2 completes: its pre hook ran, the pods moved from ordinal 2 down to 0
 	// one at a time, and every claim kept its UID
@@ -191,45 +212,21 @@ func TestStatefulSetFailedRevisionRollsBackAndReplacesItsStuckPod(t *testing.T) 
 	require.Len(t, claims, 3)
 
 	// When revision 2's pods never become Ready
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	require.Eventually(t, func() bool {
-		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
+	updateDB(t, ns, func(dc *stagehandv1.DeploymentConfig) {
 		framework.SetVersion(dc, 2)
-		dc.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", "exit 1"}}},
-			PeriodSeconds: 1,
-		}
-		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-		return err == nil
-	}, podTimeout, 200*time.Millisecond)
+		neverReady(dc)
+	})
 
 	// Then it fails at its timeout, with db-2 stuck on its template
 	two := waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseFailed)
 	require.NotEmpty(t, revision.TemplateHash(two))
 	// And the rollback replaces the stuck pod: every pod runs revision 1's template again,
 	// Ready, with its claim
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		one = waitForStatefulRevision(t, ns, 1, stagehandv1.RevisionPhaseComplete) // its hash, once recorded
-		if revision.TemplateHash(one) == "" {
-			return false, nil
-		}
-		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=db,!" + stagehandv1.HookStageLabel + ",!" + stagehandv1.DeployerPodForLabel})
-		if err != nil {
-			return false, nil //nolint:nilerr // again
-		}
-		ready := 0
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && framework.PodReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == revision.TemplateHash(one) {
-				ready++
-			}
-		}
-		return ready == 3 && len(pods.Items) == 3, nil
-	})
-	require.NoError(t, err, "all 3 pods Ready on revision 1's template\n%s", env.Describe(ns, "db"))
+	require.Eventually(t, func() bool {
+		one = waitForStatefulRevision(t, ns, 1, stagehandv1.RevisionPhaseComplete)
+		return revision.TemplateHash(one) != ""
+	}, 2*time.Minute, 200*time.Millisecond, "revision 1's hash recorded")
+	podsOnHash(t, ns, revision.TemplateHash(one))
 	assert.NotEmpty(t, eventsWithReason(t, ns, stagehandv1.EventStuckPodReplaced), "the stuck pod's replacement is an event")
 	assert.Equal(t, claims, claimUIDs(t, ns))
 
@@ -256,16 +253,7 @@ func TestStatefulSetCanaryStepHoldsTheHighestOrdinalUntilPromoted(t *testing.T) 
 	waitForStatefulRevision(t, ns, 1, stagehandv1.RevisionPhaseComplete)
 
 	// When revision 2 starts, it pauses at step 2 with exactly ordinal 2 moved
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	require.Eventually(t, func() bool {
-		dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		framework.SetVersion(dc, 2)
-		_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-		return err == nil
-	}, podTimeout, 200*time.Millisecond)
+	updateDB(t, ns, func(dc *stagehandv1.DeploymentConfig) { framework.SetVersion(dc, 2) })
 	var two *appsv1.ReplicaSet
 	require.Eventually(t, func() bool {
 		two = waitForStatefulRevision(t, ns, 2, stagehandv1.RevisionPhaseRunning)

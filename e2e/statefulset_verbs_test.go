@@ -14,28 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
 	stagehandv1 "github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/e2e/framework"
 )
-
-// podsOnHash waits until the 3 pods of db are Ready on template hash.
-func podsOnHash(t *testing.T, ns, hash string) {
-	t.Helper()
-	env.WaitForPods(t, ns, "app=db,!"+stagehandv1.HookStageLabel+",!"+stagehandv1.DeployerPodForLabel+",!"+stagehandv1.DeferStepOfLabel,
-		2*time.Minute, "3 pods Ready on "+hash, func(ps []*corev1.Pod) bool {
-			ready := 0
-			for _, p := range ps {
-				if p.DeletionTimestamp == nil && framework.PodReady(p) && p.Labels[appsv1.ControllerRevisionHashLabelKey] == hash {
-					ready++
-				}
-			}
-			return ready == 3 && len(ps) == 3
-		})
-}
 
 func TestStatefulSetSupersedeMidWalkThenUndoToRevisionOne(t *testing.T) {
 	requireController(t)
@@ -51,18 +35,7 @@ func TestStatefulSetSupersedeMidWalkThenUndoToRevisionOne(t *testing.T) {
 	s.When().Created()
 	one := waitForStatefulRevision(t, ns, 1, stagehandv1.RevisionPhaseComplete)
 	claims := claimUIDs(t, ns)
-	dcs := env.Stagehand.StagehandV1alpha1().DeploymentConfigs(ns)
-	setVersion := func(v int) {
-		require.Eventually(t, func() bool {
-			dc, err := dcs.Get(ctx, "db", metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
-			framework.SetVersion(dc, v)
-			_, err = dcs.Update(ctx, dc, metav1.UpdateOptions{})
-			return err == nil
-		}, podTimeout, 200*time.Millisecond)
-	}
+	setVersion := func(v int) { updateDB(t, ns, func(dc *stagehandv1.DeploymentConfig) { framework.SetVersion(dc, v) }) }
 
 	// When revision 2 is superseded by revision 3 while it walks
 	setVersion(2)

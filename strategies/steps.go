@@ -9,8 +9,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/internal/apiretry"
@@ -51,31 +53,43 @@ func (c *KubeClients) RecordStep(ctx context.Context, revision string, s v1alpha
 // WaitResumed follows the revision with a watch (no polling) until its resume-step
 // annotation reaches step or its promote annotation is set.
 func (c *KubeClients) WaitResumed(ctx context.Context, revision string, step int, until *time.Time) (bool, error) {
+	rss := c.Client.AppsV1().ReplicaSets(c.Namespace)
+	return WaitSignalled(ctx, revision, step, until, listwatch.ByName(revision, rss.List, rss.Watch, c.Client), &appsv1.ReplicaSet{},
+		func(obj runtime.Object) (*appsv1.ReplicaSet, error) { return obj.(*appsv1.ReplicaSet), nil })
+}
+
+// WaitSignalled is WaitResumed on the record of revision name of either kind: lw lists and
+// watches it (objects like obj), and view reads one as the revision's ReplicaSet view. It
+// reports whether the revision was promoted; a pause with until ends there.
+func WaitSignalled(ctx context.Context, name string, step int, until *time.Time, lw cache.ListerWatcher, obj runtime.Object,
+	view func(runtime.Object) (*appsv1.ReplicaSet, error)) (bool, error) {
 	wait := ctx
 	if until != nil {
 		var cancel context.CancelFunc
 		wait, cancel = context.WithDeadline(ctx, *until)
 		defer cancel()
 	}
-	rss := c.Client.AppsV1().ReplicaSets(c.Namespace)
 	promoted := false
-	err := listwatch.Until(wait, listwatch.ByName(revision, rss.List, rss.Watch, c.Client), &appsv1.ReplicaSet{}, nil,
-		func(ev watch.Event) (bool, error) {
-			rs, ok := ev.Object.(*appsv1.ReplicaSet)
-			if !ok || rs.Name != revision {
-				return false, nil
-			}
-			if ev.Type == watch.Deleted {
-				return false, fmt.Errorf("revision %s was deleted while paused at step %d", revision, step)
-			}
-			promoted = v1alpha1.Promoted(rs)
-			return promoted || v1alpha1.ResumedStep(rs) >= step, nil
-		})
+	err := listwatch.Until(wait, lw, obj, nil, func(ev watch.Event) (bool, error) {
+		m, ok := ev.Object.(metav1.Object)
+		if !ok || m.GetName() != name {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("revision %s was deleted while paused at step %d", name, step)
+		}
+		rs, err := view(ev.Object)
+		if err != nil {
+			return false, err
+		}
+		promoted = v1alpha1.Promoted(rs)
+		return promoted || v1alpha1.ResumedStep(rs) >= step, nil
+	})
 	switch {
 	case err == nil:
 		return promoted, nil
 	case ctx.Err() != nil:
-		return false, fmt.Errorf("paused at step %d of %s: %w: %w", step, revision, ErrCancelled, ctx.Err())
+		return false, fmt.Errorf("paused at step %d of %s: %w: %w", step, name, ErrCancelled, ctx.Err())
 	case until != nil && errors.Is(err, context.DeadlineExceeded):
 		return false, nil // the pause's duration is over
 	}

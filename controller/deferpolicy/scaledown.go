@@ -229,11 +229,17 @@ func (c *Controller) scaleTo(ctx context.Context, rs *appsv1.ReplicaSet, replica
 // updateRS writes rs; a conflict reads it again.
 func (c *Controller) updateRS(ctx context.Context, rs *appsv1.ReplicaSet, doing string) error {
 	_, err := c.kube.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{})
+	return workloadWritten(err, "ReplicaSet", doing)
+}
+
+// workloadWritten is what the write of a workload (kind) returned, for a sync: nothing to
+// do when it is gone, a requeue to read it again on a conflict.
+func workloadWritten(err error, kind, doing string) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case apierrors.IsConflict(err):
-		return plumbing.RequeueAfter(100*time.Millisecond, "the ReplicaSet changed; reading it again")
+		return plumbing.RequeueAfter(100*time.Millisecond, "the "+kind+" changed; reading it again")
 	case err != nil:
 		return fmt.Errorf("%s: %w", doing, err)
 	}

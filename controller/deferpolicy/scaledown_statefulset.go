@@ -3,7 +3,6 @@ package deferpolicy
 import (
 	"context"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
-	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
 // syncStatefulScaleDown serves a StatefulSet's stagehand.dev/defer-scale-down-to. A
@@ -127,15 +125,7 @@ func (c *Controller) lowerSet(ctx context.Context, set *appsv1.StatefulSet, repl
 // updateSet writes set; a conflict reads it again.
 func (c *Controller) updateSet(ctx context.Context, set *appsv1.StatefulSet, doing string) error {
 	_, err := c.kube.AppsV1().StatefulSets(set.Namespace).Update(ctx, set, metav1.UpdateOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		return plumbing.RequeueAfter(100*time.Millisecond, "the StatefulSet changed; reading it again")
-	case err != nil:
-		return fmt.Errorf("%s: %w", doing, err)
-	}
-	return nil
+	return workloadWritten(err, "StatefulSet", doing)
 }
 
 // setChanged enqueues a StatefulSet that asks for a deferred scale-down, or is in one.

@@ -3,14 +3,13 @@ package statefulset
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/stagehand-dev/stagehand/api/revision"
@@ -50,37 +49,9 @@ func (s RecordSignals) RecordStep(ctx context.Context, name string, st v1alpha1.
 // WaitResumed follows the record with a watch until its resume-step annotation reaches
 // step or its promote annotation is set, until passes, or ctx ends.
 func (s RecordSignals) WaitResumed(ctx context.Context, name string, step int, until *time.Time) (bool, error) {
-	wait := ctx
-	if until != nil {
-		var cancel context.CancelFunc
-		wait, cancel = context.WithDeadline(ctx, *until)
-		defer cancel()
-	}
 	crs := s.Client.AppsV1().ControllerRevisions(s.Namespace)
-	promoted := false
-	err := listwatch.Until(wait, listwatch.ByName(name, crs.List, crs.Watch, s.Client), &appsv1.ControllerRevision{}, nil,
-		func(ev watch.Event) (bool, error) {
-			cr, ok := ev.Object.(*appsv1.ControllerRevision)
-			if !ok || cr.Name != name {
-				return false, nil
-			}
-			if ev.Type == watch.Deleted {
-				return false, fmt.Errorf("revision %s was deleted while paused at step %d", name, step)
-			}
-			view, err := revision.FromControllerRevision(cr)
-			if err != nil {
-				return false, err
-			}
-			promoted = v1alpha1.Promoted(view)
-			return promoted || v1alpha1.ResumedStep(view) >= step, nil
+	return strategies.WaitSignalled(ctx, name, step, until, listwatch.ByName(name, crs.List, crs.Watch, s.Client), &appsv1.ControllerRevision{},
+		func(obj runtime.Object) (*appsv1.ReplicaSet, error) {
+			return revision.FromControllerRevision(obj.(*appsv1.ControllerRevision))
 		})
-	switch {
-	case err == nil:
-		return promoted, nil
-	case ctx.Err() != nil:
-		return false, fmt.Errorf("paused at step %d of %s: %w: %w", step, name, strategies.ErrCancelled, ctx.Err())
-	case until != nil && errors.Is(err, context.DeadlineExceeded):
-		return false, nil // the pause's duration is over
-	}
-	return false, err
 }
