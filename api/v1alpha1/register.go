@@ -34,6 +34,10 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ExecutionHookList{},
 		&DeferPolicy{},
 		&DeferPolicyList{},
+		&RolloutNotifier{},
+		&RolloutNotifierList{},
+		&RolloutDelivery{},
+		&RolloutDeliveryList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -61,6 +61,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().ExecutionHooks().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("hookactions"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().HookActions().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("rolloutdeliveries"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().RolloutDeliveries().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("rolloutnotifiers"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stagehand().V1alpha1().RolloutNotifiers().Informer()}, nil
 
 	}
 

@@ -49,3 +49,19 @@ type HookActionListerExpansion interface{}
 // HookActionNamespaceListerExpansion allows custom methods to be added to
 // HookActionNamespaceLister.
 type HookActionNamespaceListerExpansion interface{}
+
+// RolloutDeliveryListerExpansion allows custom methods to be added to
+// RolloutDeliveryLister.
+type RolloutDeliveryListerExpansion interface{}
+
+// RolloutDeliveryNamespaceListerExpansion allows custom methods to be added to
+// RolloutDeliveryNamespaceLister.
+type RolloutDeliveryNamespaceListerExpansion interface{}
+
+// RolloutNotifierListerExpansion allows custom methods to be added to
+// RolloutNotifierLister.
+type RolloutNotifierListerExpansion interface{}
+
+// RolloutNotifierNamespaceListerExpansion allows custom methods to be added to
+// RolloutNotifierNamespaceLister.
+type RolloutNotifierNamespaceListerExpansion interface{}

@@ -32,6 +32,10 @@ type Interface interface {
 	ExecutionHooks() ExecutionHookInformer
 	// HookActions returns a HookActionInformer.
 	HookActions() HookActionInformer
+	// RolloutDeliveries returns a RolloutDeliveryInformer.
+	RolloutDeliveries() RolloutDeliveryInformer
+	// RolloutNotifiers returns a RolloutNotifierInformer.
+	RolloutNotifiers() RolloutNotifierInformer
 }
 
 type version struct {
@@ -63,4 +67,14 @@ func (v *version) ExecutionHooks() ExecutionHookInformer {
 // HookActions returns a HookActionInformer.
 func (v *version) HookActions() HookActionInformer {
 	return &hookActionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// RolloutDeliveries returns a RolloutDeliveryInformer.
+func (v *version) RolloutDeliveries() RolloutDeliveryInformer {
+	return &rolloutDeliveryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// RolloutNotifiers returns a RolloutNotifierInformer.
+func (v *version) RolloutNotifiers() RolloutNotifierInformer {
+	return &rolloutNotifierInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

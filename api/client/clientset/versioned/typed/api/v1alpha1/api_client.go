@@ -32,6 +32,8 @@ type StagehandV1alpha1Interface interface {
 	DeploymentConfigsGetter
 	ExecutionHooksGetter
 	HookActionsGetter
+	RolloutDeliveriesGetter
+	RolloutNotifiersGetter
 }
 
 // StagehandV1alpha1Client is used to interact with features provided by the stagehand.dev group.
@@ -53,6 +55,14 @@ func (c *StagehandV1alpha1Client) ExecutionHooks(namespace string) ExecutionHook
 
 func (c *StagehandV1alpha1Client) HookActions(namespace string) HookActionInterface {
 	return newHookActions(c, namespace)
+}
+
+func (c *StagehandV1alpha1Client) RolloutDeliveries(namespace string) RolloutDeliveryInterface {
+	return newRolloutDeliveries(c, namespace)
+}
+
+func (c *StagehandV1alpha1Client) RolloutNotifiers(namespace string) RolloutNotifierInterface {
+	return newRolloutNotifiers(c, namespace)
 }
 
 // NewForConfig creates a new StagehandV1alpha1Client for the given config.

@@ -25,3 +25,7 @@ type DeploymentConfigExpansion interface{}
 type ExecutionHookExpansion interface{}
 
 type HookActionExpansion interface{}
+
+type RolloutDeliveryExpansion interface{}
+
+type RolloutNotifierExpansion interface{}

@@ -44,6 +44,14 @@ func (c *FakeStagehandV1alpha1) HookActions(namespace string) v1alpha1.HookActio
 	return newFakeHookActions(c, namespace)
 }
 
+func (c *FakeStagehandV1alpha1) RolloutDeliveries(namespace string) v1alpha1.RolloutDeliveryInterface {
+	return newFakeRolloutDeliveries(c, namespace)
+}
+
+func (c *FakeStagehandV1alpha1) RolloutNotifiers(namespace string) v1alpha1.RolloutNotifierInterface {
+	return newFakeRolloutNotifiers(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeStagehandV1alpha1) RESTClient() rest.Interface {
