@@ -26,6 +26,7 @@ import (
 	"github.com/stagehand-dev/stagehand/controller/deploymentconfig"
 	"github.com/stagehand-dev/stagehand/controller/executionhook"
 	"github.com/stagehand-dev/stagehand/controller/imagetrigger"
+	"github.com/stagehand-dev/stagehand/controller/notify"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
@@ -81,7 +82,7 @@ type Manager struct {
 	ready  atomic.Bool
 	// revisions is the revision cache, for the stagehand_rollouts gauge.
 	revisions appslisters.ReplicaSetLister
-	workers   struct{ dcs, pods, triggers, hooks, defers int }
+	workers   struct{ dcs, pods, triggers, hooks, defers, notify int }
 
 	DeploymentConfigs *deploymentconfig.Controller
 	DeployerPods      *deployerpod.Controller
@@ -90,6 +91,8 @@ type Manager struct {
 	ExecutionHooks *executionhook.Controller
 	// Defer runs DeferPolicies.
 	Defer *deferpolicy.Controller
+	// Notify sends RolloutNotifiers' events (docs/notifications.md).
+	Notify *notify.Controller
 }
 
 // NewManager builds the informers (filtered to what the controllers need) and the controllers.
@@ -176,6 +179,15 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if opts.Events != nil {
 		m.Defer.SendEventsWith(opts.Events)
 	}
+	m.workers.notify = workerCount(0, opts.Workers)
+	notifiers, receipts := dcs.Stagehand().V1alpha1().RolloutNotifiers(), dcs.Stagehand().V1alpha1().RolloutDeliveries()
+	if m.Notify, err = notify.NewController(kube, stagehand, inf, notifiers, receipts, metrics, log); err != nil {
+		return nil, err
+	}
+	if opts.Events != nil {
+		m.Notify.SendEventsWith(opts.Events)
+	}
+	m.synced = append(m.synced, notifiers.Informer().HasSynced, receipts.Informer().HasSynced)
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
 		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
 	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods)
@@ -217,6 +229,7 @@ func (m *Manager) Run(ctx context.Context) {
 		wg.Go(func() { m.ExecutionHooks.Run(ctx, m.workers.hooks) })
 	}
 	wg.Go(func() { m.Defer.Run(ctx, m.workers.defers) })
+	wg.Go(func() { m.Notify.Run(ctx, m.workers.notify) })
 	wg.Go(func() {
 		if cache.WaitForCacheSync(ctx.Done(), m.synced...) {
 			m.ready.Store(true)

@@ -100,6 +100,10 @@ const (
 	EventSyncFailed = "SyncFailed"
 	// MsgSyncFailed takes the error.
 	MsgSyncFailed = "Syncing keeps failing; still retrying every few minutes: %v"
+
+	// EventNotificationFailed (Warning): a RolloutNotifier's delivery got no 2xx answer
+	// within its deadline, or cannot be sent at all (docs/notifications.md).
+	EventNotificationFailed = "NotificationFailed"
 )
 
 // Reasons of the Available condition (the Progressing reasons are in revision.go).

@@ -5,8 +5,10 @@ import (
 )
 
 // NotifyEvent is one kind of rollout event a RolloutNotifier can subscribe to
-// (docs/notifications.md).
-// +kubebuilder:validation:Enum=Started;Waiting;Complete;Failed;RolledBack;Frozen;HookFailed;ExecutionHookFailed;DeferStepFailed
+// (docs/notifications.md). HookFailed, ExecutionHookFailed and DeferStepFailed are named
+// here and not sent yet: admission refuses them until they are, rather than accept a
+// subscription that would never send.
+// +kubebuilder:validation:Enum=Started;Waiting;Complete;Failed;RolledBack;Frozen
 type NotifyEvent string
 
 const (
@@ -70,7 +72,7 @@ type RolloutNotifierSpec struct {
 
 	// Events are the events to send; each is sent once per revision and receiver.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=9
+	// +kubebuilder:validation:MaxItems=6
 	// +listType=set
 	Events []NotifyEvent `json:"events"`
 

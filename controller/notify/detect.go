@@ -59,8 +59,13 @@ func Happened(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) []Occurr
 				p.Message, p.LogTail = splitLogTail(message)
 			}
 			add(v1alpha1.NotifyFailed, outcome)
+			// The DC's status may name the freeze a moment after the revision failed: the
+			// latest revision failing under onFailure: Freeze is frozen, as the controller
+			// decides (it never rolls back then).
+			frozen := dc.Status.Frozen == rs.Name ||
+				(n == dc.Status.LatestVersion && dc.Spec.Strategy.OnFailure == v1alpha1.OnFailureFreeze)
 			switch {
-			case dc.Status.Frozen == rs.Name:
+			case frozen:
 				add(v1alpha1.NotifyFrozen, outcome)
 			case serving != nil && serving != rs && revisionAfter(rs, serving) && !revision.FailureHookPending(rs):
 				add(v1alpha1.NotifyRolledBack, func(p *Payload) {

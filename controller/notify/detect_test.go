@@ -44,7 +44,8 @@ func TestHappenedFollowsTheRevisionsState(t *testing.T) {
 	assert.Contains(t, occ[4].Payload.Message, "rolled back to web-1")
 
 	frozen := dc.DeepCopy()
-	frozen.Status.Frozen = "web-3"
+	frozen.Spec.Strategy.OnFailure = v1alpha1.OnFailureFreeze
+	frozen.Status.LatestVersion = 3 // its status does not name the freeze yet
 	assert.Equal(t, []string{"web-1 Started", "web-1 Complete", "web-3 Started", "web-3 Failed", "web-3 Frozen"},
 		events(Happened(frozen, []*appsv1.ReplicaSet{rev(1, v1alpha1.RevisionPhaseComplete, nil),
 			rev(3, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: failed})})))

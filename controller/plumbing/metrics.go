@@ -25,6 +25,8 @@ type Metrics struct {
 
 	hooks        *prometheus.CounterVec
 	hookDuration *prometheus.HistogramVec
+
+	notifications *prometheus.CounterVec
 }
 
 // NewMetrics creates the rollout metrics and registers them with reg.
@@ -74,9 +76,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from a lifecycle hook's first attempt to its end, retries included, by stage and result.",
 			Buckets: []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
 		}, []string{"stage", "result"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stagehand_notifications_total",
+			Help: "Attempts of RolloutNotifier deliveries, by result: delivered (a 2xx answer), retried (no 2xx yet) and failed (given up at the deadline, or unsendable).",
+		}, []string{"result"}),
 	}
 	reg.MustRegister(m.started, m.completed, m.failed, m.duration, m.execs, m.execDuration, m.deferRuns, m.deferDuration,
-		m.hooks, m.hookDuration)
+		m.hooks, m.hookDuration, m.notifications)
 	return m
 }
 
@@ -153,6 +159,15 @@ func (m *Metrics) ExecFinished(errorType string, d time.Duration) {
 	}
 	m.execs.WithLabelValues(result, errorType).Inc()
 	m.execDuration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// NotificationFinished records one attempt of a RolloutNotifier's delivery: delivered,
+// retried (no 2xx yet) or failed (given up).
+func (m *Metrics) NotificationFinished(result string) {
+	if m == nil {
+		return
+	}
+	m.notifications.WithLabelValues(result).Inc()
 }
 
 // DeferFinished records a DeferPolicy run's outcome; started is nil when no step ran.
