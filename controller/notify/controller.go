@@ -118,7 +118,9 @@ func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube =
 // Run starts the workers and blocks until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
-func (c *Controller) add(kind, namespace, name string) { c.queue.Add(kind + "/" + namespace + "/" + name) }
+func (c *Controller) add(kind, namespace, name string) {
+	c.queue.Add(kind + "/" + namespace + "/" + name)
+}
 
 func (c *Controller) addAfter(kind, namespace, name string, d time.Duration) {
 	c.queue.AddAfter(kind+"/"+namespace+"/"+name, d)

@@ -273,4 +273,3 @@ func (c *Controller) secret(ctx context.Context, ns string, ref v1alpha1.SecretK
 	}
 	return v, nil
 }
-
