@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -205,6 +206,11 @@ func TestNotifierSendsEachEventOnceSigned(t *testing.T) {
 	assert.Contains(t, r.find("web-3", stagehandv1.NotifyRolledBack).payload.Message, "rolled back to web-2")
 	assert.Contains(t, r.find("web-2", stagehandv1.NotifyWaiting).payload.Step, "paused")
 
+	// And rollout history shows the receipts per revision
+	history := pluginOK(t, s.NS, "rollout", "history", "dc/web").Stdout
+	assert.Contains(t, history, "NOTIFIED")
+	assert.Contains(t, history, "ops: Failed 200, RolledBack 200, Started 200")
+
 	// And every receipt says Delivered with the answer's code
 	list, err := env.Stagehand.StagehandV1alpha1().RolloutDeliveries(s.NS).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -270,4 +276,44 @@ func TestNotifierRetriesAFailingReceiverAndGivesUpOnADeadOne(t *testing.T) {
 	}, time.Minute, 500*time.Millisecond, "the receipt Failed at its deadline")
 	require.Eventually(t, func() bool { return len(eventsWithReason(t, ns2.NS, stagehandv1.EventNotificationFailed)) > 0 },
 		30*time.Second, 500*time.Millisecond, "a NotificationFailed event")
+}
+
+// A notifier sends the values of the Secrets it names: only a user who may read them may
+// name them (policies/notifier-secrets.yaml).
+func TestNotifierNeedsTheRightToReadItsSecrets(t *testing.T) {
+	requireController(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	_, err := env.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
+		StringData: map[string]string{"url": "http://127.0.0.1:1", "hmac": "k"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	bindClusterRole(t, ns, "nina", stagehandEditClusterRole) // may write notifiers, not read Secrets
+	_, sh := impersonating(t, "nina")
+	n := &stagehandv1.RolloutNotifier{
+		ObjectMeta: metav1.ObjectMeta{Name: "team"},
+		Spec: stagehandv1.RolloutNotifierSpec{Selector: &metav1.LabelSelector{}, Events: []stagehandv1.NotifyEvent{stagehandv1.NotifyFailed},
+			Receivers: []stagehandv1.NotifyReceiver{{Name: "ops", Webhook: &stagehandv1.WebhookReceiver{
+				URL: stagehandv1.SecretKey{SecretName: "hook", Key: "url"}, SigningKey: stagehandv1.SecretKey{SecretName: "hook", Key: "hmac"}}}}},
+	}
+	var refusal error
+	waitForPolicy(t, "stagehand-notifier-secrets", func() error {
+		_, refusal = sh.StagehandV1alpha1().RolloutNotifiers(ns).Create(ctx, n, dryRun)
+		return refusal
+	})
+	require.Error(t, refusal)
+	assert.Contains(t, refusal.Error(), "spec.receivers names Secrets you may not all read (hook, hook): a notifier sends their values; you need get on each of them in namespace "+ns)
+
+	// Once she may get the Secret, the same notifier is admitted
+	_, err = env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-hook"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"hook"}, Verbs: []string{"get"}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nina-read-hook"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "nina"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-hook"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := sh.StagehandV1alpha1().RolloutNotifiers(ns).Create(ctx, n, metav1.CreateOptions{})
+		return err == nil
+	}, rbacPropagationTimeout, 200*time.Millisecond, "admitted once she may read the Secret")
 }

@@ -58,10 +58,22 @@ func newHistoryCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 // printHistory writes the history table.
 func printHistory(out io.Writer, entries []rollout.HistoryEntry, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(w, "REVISION\tSTATUS\tCAUSE\tIMAGES\tCREATED")
+	notified := false // the NOTIFIED column only where a RolloutNotifier sent something
 	for _, e := range entries {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s ago\n", e.Revision, e.StatusText(), e.Cause,
+		notified = notified || len(e.Notifications) > 0
+	}
+	header := "REVISION\tSTATUS\tCAUSE\tIMAGES\tCREATED"
+	if notified {
+		header += "\tNOTIFIED"
+	}
+	fmt.Fprintln(w, header)
+	for _, e := range entries {
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s ago", e.Revision, e.StatusText(), e.Cause,
 			strings.Join(e.Images, ","), duration.HumanDuration(now.Sub(e.Created.Time)))
+		if notified {
+			line += "\t" + rollout.NotifiedText(e.Notifications)
+		}
+		fmt.Fprintln(w, line)
 	}
 	_ = w.Flush()
 }

@@ -122,10 +122,6 @@ func (c *Controller) add(kind, namespace, name string) {
 	c.queue.Add(kind + "/" + namespace + "/" + name)
 }
 
-func (c *Controller) addAfter(kind, namespace, name string, d time.Duration) {
-	c.queue.AddAfter(kind+"/"+namespace+"/"+name, d)
-}
-
 // configChanged enqueues a DC that a notifier of its namespace may select (its frozen
 // status, for one).
 func (c *Controller) configChanged(obj any) {

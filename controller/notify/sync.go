@@ -269,7 +269,7 @@ func (c *Controller) secret(ctx context.Context, ns string, ref v1alpha1.SecretK
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok {
-		return nil, fmt.Errorf("Secret %s has no key %s", ref.SecretName, ref.Key)
+		return nil, fmt.Errorf("the Secret %s has no key %s", ref.SecretName, ref.Key)
 	}
 	return v, nil
 }

@@ -27,6 +27,8 @@ type HistoryEntry struct {
 	// Replicas is the revision's current replica count.
 	Replicas int32       `json:"replicas"`
 	Created  metav1.Time `json:"created"`
+	// Notifications are the RolloutNotifiers' receipts of the revision.
+	Notifications []Receipt `json:"notifications,omitempty"`
 }
 
 // History lists the DC's revisions that still exist, oldest first.
@@ -36,6 +38,7 @@ func (c *Client) History(ctx context.Context, name string) ([]HistoryEntry, erro
 		return nil, err
 	}
 	out := make([]HistoryEntry, 0, len(st.Revisions))
+	receipts := c.receipts(ctx, name)
 	for _, rs := range st.Revisions {
 		n, _ := revision.Number(rs)
 		e := HistoryEntry{
@@ -46,6 +49,8 @@ func (c *Client) History(ctx context.Context, name string) ([]HistoryEntry, erro
 			Cause:    causeText(rs.Annotations),
 			Images:   images(rs.Spec.Template.Spec.Containers),
 			Created:  rs.CreationTimestamp,
+
+			Notifications: receipts[rs.Name],
 		}
 		if rs.Spec.Replicas != nil {
 			e.Replicas = *rs.Spec.Replicas
