@@ -179,15 +179,9 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if opts.Events != nil {
 		m.Defer.SendEventsWith(opts.Events)
 	}
-	m.workers.notify = workerCount(0, opts.Workers)
-	notifiers, receipts := dcs.Stagehand().V1alpha1().RolloutNotifiers(), dcs.Stagehand().V1alpha1().RolloutDeliveries()
-	if m.Notify, err = notify.NewController(kube, stagehand, inf, notifiers, receipts, metrics, log); err != nil {
+	if err := m.addNotify(kube, stagehand, inf, dcs, opts, metrics, log); err != nil {
 		return nil, err
 	}
-	if opts.Events != nil {
-		m.Notify.SendEventsWith(opts.Events)
-	}
-	m.synced = append(m.synced, notifiers.Informer().HasSynced, receipts.Informer().HasSynced)
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
 		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
 	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods)
@@ -196,6 +190,23 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		m.synced = append(m.synced, i.HasSynced)
 	}
 	return m, nil
+}
+
+// addNotify wires the RolloutNotifier controller over the shared informers.
+func (m *Manager) addNotify(kube kubernetes.Interface, stagehand stagehandclient.Interface, inf plumbing.Informers,
+	dcs stagehandinformers.SharedInformerFactory, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) error {
+	m.workers.notify = workerCount(0, opts.Workers)
+	notifiers, receipts := dcs.Stagehand().V1alpha1().RolloutNotifiers(), dcs.Stagehand().V1alpha1().RolloutDeliveries()
+	c, err := notify.NewController(kube, stagehand, inf, notifiers, receipts, metrics, log)
+	if err != nil {
+		return err
+	}
+	if opts.Events != nil {
+		c.SendEventsWith(opts.Events)
+	}
+	m.Notify = c
+	m.synced = append(m.synced, notifiers.Informer().HasSynced, receipts.Informer().HasSynced)
+	return nil
 }
 
 // workerCount is own when set, else all, and at least 1.
