@@ -174,11 +174,11 @@ func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube =
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 func (c *Controller) add(kind, namespace, name string) {
-	c.queue.Add(kind + "/" + namespace + "/" + name)
+	c.queue.Add(plumbing.KindKey(kind, namespace, name))
 }
 
 func (c *Controller) addAfter(kind, namespace, name string, d time.Duration) {
-	c.queue.AddAfter(kind+"/"+namespace+"/"+name, d)
+	c.queue.AddAfter(plumbing.KindKey(kind, namespace, name), d)
 }
 
 // podChanged enqueues a pod that may need the controller: one that a policy could select,

@@ -21,10 +21,9 @@ var everything = labels.Everything()
 
 // sync dispatches a key to the pod, policy, ReplicaSet or StatefulSet handler.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	kind, rest, _ := strings.Cut(key, "/")
-	ns, name, ok := strings.Cut(rest, "/")
-	if !ok {
-		return plumbing.Fatal(fmt.Errorf("malformed key %q", key))
+	kind, ns, name, err := plumbing.SplitKindKey(key)
+	if err != nil {
+		return err
 	}
 	switch kind {
 	case kindPod:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -119,7 +118,7 @@ func (c *Controller) SendEventsWith(events kubernetes.Interface) { c.loop.Kube =
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 func (c *Controller) add(kind, namespace, name string) {
-	c.queue.Add(kind + "/" + namespace + "/" + name)
+	c.queue.Add(plumbing.KindKey(kind, namespace, name))
 }
 
 // configChanged enqueues a DC that a notifier of its namespace may select (its frozen
@@ -171,10 +170,9 @@ func (c *Controller) anyNotifier(namespace string) bool {
 
 // sync dispatches a key.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	kind, rest, _ := strings.Cut(key, "/")
-	ns, name, ok := strings.Cut(rest, "/")
-	if !ok {
-		return plumbing.Fatal(fmt.Errorf("malformed key %q", key))
+	kind, ns, name, err := plumbing.SplitKindKey(key)
+	if err != nil {
+		return err
 	}
 	switch kind {
 	case kindConfig:
