@@ -179,7 +179,14 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if opts.Events != nil {
 		m.Defer.SendEventsWith(opts.Events)
 	}
-	if err := m.addNotify(kube, stagehand, inf, dcs, opts, metrics, log); err != nil {
+	// The hook pods, cached for the notifier's HookFailed only.
+	hookPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.HookStageLabel })
+	m.factories = append(m.factories, hookPods)
+	own := notify.Informers{
+		Notifiers: dcs.Stagehand().V1alpha1().RolloutNotifiers(), Receipts: dcs.Stagehand().V1alpha1().RolloutDeliveries(),
+		HookPods: hookPods.Core().V1().Pods(), Pods: allPods.Core().V1().Pods(), ExecutionHooks: dcs.Stagehand().V1alpha1().ExecutionHooks(),
+	}
+	if err := m.addNotify(kube, stagehand, inf, own, opts, metrics, log); err != nil {
 		return nil, err
 	}
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
@@ -194,10 +201,9 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 
 // addNotify wires the RolloutNotifier controller over the shared informers.
 func (m *Manager) addNotify(kube kubernetes.Interface, stagehand stagehandclient.Interface, inf plumbing.Informers,
-	dcs stagehandinformers.SharedInformerFactory, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) error {
+	own notify.Informers, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) error {
 	m.workers.notify = workerCount(0, opts.Workers)
-	notifiers, receipts := dcs.Stagehand().V1alpha1().RolloutNotifiers(), dcs.Stagehand().V1alpha1().RolloutDeliveries()
-	c, err := notify.NewController(kube, stagehand, inf, notifiers, receipts, metrics, log)
+	c, err := notify.NewController(kube, stagehand, inf, own, metrics, log)
 	if err != nil {
 		return err
 	}
@@ -205,7 +211,7 @@ func (m *Manager) addNotify(kube kubernetes.Interface, stagehand stagehandclient
 		c.SendEventsWith(opts.Events)
 	}
 	m.Notify = c
-	m.synced = append(m.synced, notifiers.Informer().HasSynced, receipts.Informer().HasSynced)
+	m.synced = append(m.synced, own.Synced()...)
 	return nil
 }
 

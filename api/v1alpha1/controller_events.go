@@ -104,6 +104,9 @@ const (
 	// EventNotificationFailed (Warning): a RolloutNotifier's delivery got no 2xx answer
 	// within its deadline, or cannot be sent at all (docs/notifications.md).
 	EventNotificationFailed = "NotificationFailed"
+	// EventNotifierNotReady (Warning): a RolloutNotifier's receiver cannot be sent to: a
+	// Secret that cannot be read, or a template that does not parse. The message says which.
+	EventNotifierNotReady = "NotifierNotReady"
 )
 
 // Reasons of the Available condition (the Progressing reasons are in revision.go).

@@ -5,10 +5,8 @@ import (
 )
 
 // NotifyEvent is one kind of rollout event a RolloutNotifier can subscribe to
-// (docs/notifications.md). HookFailed, ExecutionHookFailed and DeferStepFailed are named
-// here and not sent yet: admission refuses them until they are, rather than accept a
-// subscription that would never send.
-// +kubebuilder:validation:Enum=Started;Waiting;Complete;Failed;RolledBack;Frozen
+// (docs/notifications.md).
+// +kubebuilder:validation:Enum=Started;Waiting;Complete;Failed;RolledBack;Frozen;HookFailed;ExecutionHookFailed;DeferStepFailed
 type NotifyEvent string
 
 const (
@@ -25,11 +23,14 @@ const (
 	NotifyRolledBack NotifyEvent = "RolledBack"
 	// NotifyFrozen: a failed revision froze the rollout (onFailure: Freeze).
 	NotifyFrozen NotifyEvent = "Frozen"
-	// NotifyHookFailed: a lifecycle hook attempt failed.
+	// NotifyHookFailed: a lifecycle hook attempt failed: a hook pod, or the ExecutionHook
+	// of an exec hook. The first of the revision is sent.
 	NotifyHookFailed NotifyEvent = "HookFailed"
-	// NotifyExecutionHookFailed: an ExecutionHook of the DC failed.
+	// NotifyExecutionHookFailed: an ExecutionHook that ran in the DC's pods failed. The
+	// first of each revision is sent.
 	NotifyExecutionHookFailed NotifyEvent = "ExecutionHookFailed"
-	// NotifyDeferStepFailed: a DeferPolicy step failed for one of the DC's pods.
+	// NotifyDeferStepFailed: a DeferPolicy step failed for one of the DC's pods. The
+	// first of each revision is sent.
 	NotifyDeferStepFailed NotifyEvent = "DeferStepFailed"
 )
 
@@ -72,7 +73,7 @@ type RolloutNotifierSpec struct {
 
 	// Events are the events to send; each is sent once per revision and receiver.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=9
 	// +listType=set
 	Events []NotifyEvent `json:"events"`
 
@@ -118,9 +119,11 @@ type WebhookReceiver struct {
 	// +required
 	SigningKey SecretKey `json:"signingKey"`
 	// Template, when set, is a Go text/template over the payload that makes the body
-	// instead of the JSON payload. It is parsed at admission where the policy can, and
-	// by the controller, which marks the notifier not Ready on an error.
+	// instead of the JSON payload. Admission checks that its actions are closed; the
+	// controller parses it, marks the notifier not Ready when it does not parse, and fails
+	// its deliveries at once, with an event.
 	// +kubebuilder:validation:MaxLength=8192
+	// +kubebuilder:validation:XValidation:rule="self.split('{{').size() == self.split('}}').size()",message="does not parse: every {{ needs its }} (a Go text/template over the payload in docs/notifications.md)",reason=FieldValueInvalid
 	// +optional
 	Template string `json:"template,omitempty"`
 }
@@ -141,6 +144,18 @@ type SecretKey struct {
 	// +required
 	Key string `json:"key"`
 }
+
+// The Ready condition of a RolloutNotifier and its reasons.
+const (
+	NotifierConditionReady = "Ready"
+	// ReasonReceiversReady: every receiver's Secrets can be read and its template parses.
+	ReasonReceiversReady = "ReceiversReady"
+	// ReasonSecretUnreadable: a receiver's Secret is missing, lacks its key, or the
+	// controller may not read it.
+	ReasonSecretUnreadable = "SecretUnreadable"
+	// ReasonTemplateInvalid: a receiver's template does not parse.
+	ReasonTemplateInvalid = "TemplateInvalid"
+)
 
 // RolloutNotifierStatus counts the notifier's receipts.
 type RolloutNotifierStatus struct {

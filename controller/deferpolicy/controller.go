@@ -125,44 +125,30 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 	}}); err != nil {
 		return nil, fmt.Errorf("adding the node index: %w", err)
 	}
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandler
-	}{
-		{pods.Informer(), cache.ResourceEventHandlerFuncs{
+	handlers := []plumbing.Handler{
+		{Informer: pods.Informer(), Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { c.podChanged(nil, obj) },
 			UpdateFunc: c.podChanged,
 			DeleteFunc: c.podDeleted,
 		}},
-		{nodes.Informer(), cache.ResourceEventHandlerFuncs{
+		{Informer: nodes.Informer(), Handler: cache.ResourceEventHandlerFuncs{
 			UpdateFunc: func(_, cur any) { c.nodeChanged(cur) },
 			DeleteFunc: c.nodeChanged,
 		}},
-		{policies.Informer(), cache.ResourceEventHandlerFuncs{
+		{Informer: policies.Informer(), Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.policyChanged,
 			UpdateFunc: func(_, cur any) { c.policyChanged(cur) },
 			DeleteFunc: c.policyChanged,
 		}},
-		{rsets.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.rsChanged,
-			UpdateFunc: func(_, cur any) { c.rsChanged(cur) },
-		}},
+		{Informer: rsets.Informer(), Handler: plumbing.OnAddOrUpdate(c.rsChanged)},
 	}
 	if sets != nil {
 		c.sets = sets.Lister()
 		c.loop.Synced = append(c.loop.Synced, sets.Informer().HasSynced)
-		handlers = append(handlers, struct {
-			inf cache.SharedIndexInformer
-			h   cache.ResourceEventHandler
-		}{sets.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.setChanged,
-			UpdateFunc: func(_, cur any) { c.setChanged(cur) },
-		}})
+		handlers = append(handlers, plumbing.Handler{Informer: sets.Informer(), Handler: plumbing.OnAddOrUpdate(c.setChanged)})
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
-			return nil, fmt.Errorf("adding an event handler: %w", err)
-		}
+	if err := plumbing.AddHandlers(handlers...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -30,6 +32,7 @@ const QueueName = "notify"
 const (
 	kindConfig   = "dc"
 	kindDelivery = "delivery"
+	kindNotifier = "notifier"
 )
 
 // Controller sends the events of RolloutNotifiers (docs/notifications.md). It runs on the
@@ -42,6 +45,7 @@ type Controller struct {
 	revs      appslisters.ReplicaSetLister
 	notifiers listers.RolloutNotifierLister
 	receipts  listers.RolloutDeliveryLister
+	failures  failureSources
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 	metrics   *plumbing.Metrics
@@ -55,58 +59,58 @@ type Controller struct {
 	syncHandler func(ctx context.Context, key string) error
 }
 
+// Informers are the notifier controller's own caches, beside the DC and revision
+// informers it shares with the DC controller.
+type Informers struct {
+	Notifiers informers.RolloutNotifierInformer
+	Receipts  informers.RolloutDeliveryInformer
+	// HookPods are the hook pods; Pods the pods a DeferPolicy may select, which hold the
+	// DC's own (the DeferPolicy controller's informer); ExecutionHooks every
+	// ExecutionHook. They tell of failed hooks and steps (failures.go).
+	HookPods       coreinformers.PodInformer
+	Pods           coreinformers.PodInformer
+	ExecutionHooks informers.ExecutionHookInformer
+}
+
+// Synced are the informers' HasSynced.
+func (i Informers) Synced() []cache.InformerSynced {
+	return []cache.InformerSynced{i.Notifiers.Informer().HasSynced, i.Receipts.Informer().HasSynced,
+		i.HookPods.Informer().HasSynced, i.Pods.Informer().HasSynced, i.ExecutionHooks.Informer().HasSynced}
+}
+
 // NewController wires the controller to the DC and revision informers it shares with the
-// DC controller, and to the notifiers' and receipts' own.
-func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interface, inf plumbing.Informers,
-	notifiers informers.RolloutNotifierInformer, receipts informers.RolloutDeliveryInformer,
+// DC controller, and to its own.
+func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interface, inf plumbing.Informers, own Informers,
 	metrics *plumbing.Metrics, log *logrus.Entry) (*Controller, error) {
 	broadcaster, recorder := plumbing.NewRecorder("stagehand-notifier")
 	c := &Controller{
 		kube: kube, stagehand: stagehand,
 		dcs: inf.DeploymentConfigs.Lister(), revs: inf.Revisions(),
-		notifiers: notifiers.Lister(), receipts: receipts.Lister(),
-		queue: plumbing.NewQueue(QueueName), recorder: recorder, metrics: metrics,
+		notifiers: own.Notifiers.Lister(), receipts: own.Receipts.Lister(),
+		failures: failureSources{hookPods: own.HookPods.Lister(), pods: own.Pods.Lister(), execHooks: own.ExecutionHooks.Lister()},
+		queue:    plumbing.NewQueue(QueueName), recorder: recorder, metrics: metrics,
 		log: log.WithField("controller", QueueName), http: &http.Client{}, now: time.Now,
 		attemptTimeout: 10 * time.Second,
 	}
 	c.syncHandler = c.sync
-	synced := []cache.InformerSynced{inf.DeploymentConfigs.Informer().HasSynced, inf.RevisionsSynced,
-		notifiers.Informer().HasSynced, receipts.Informer().HasSynced}
+	synced := append([]cache.InformerSynced{inf.DeploymentConfigs.Informer().HasSynced, inf.RevisionsSynced}, own.Synced()...)
 	c.loop = &plumbing.Loop{
 		Name: QueueName, Queue: c.queue, Log: c.log, Events: broadcaster, Kube: kube, Synced: synced,
 		Sync: func(ctx context.Context, key string) error { return c.syncHandler(ctx, key) },
 	}
-	byRevision := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.revisionChanged,
-		UpdateFunc: func(_, cur any) { c.revisionChanged(cur) },
-	}
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandler
-	}{
-		{inf.DeploymentConfigs.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.configChanged,
-			UpdateFunc: func(_, cur any) { c.configChanged(cur) },
-		}},
-		{notifiers.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.notifierChanged,
-			UpdateFunc: func(_, cur any) { c.notifierChanged(cur) },
-		}},
-		{receipts.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.receiptChanged,
-			UpdateFunc: func(_, cur any) { c.receiptChanged(cur) },
-		}},
+	handlers := []plumbing.Handler{
+		{Informer: inf.DeploymentConfigs.Informer(), Handler: plumbing.OnAddOrUpdate(c.configChanged)},
+		{Informer: own.Notifiers.Informer(), Handler: plumbing.OnAddOrUpdate(c.notifierChanged)},
+		{Informer: own.Receipts.Informer(), Handler: plumbing.OnAddOrUpdate(c.receiptChanged)},
+		{Informer: own.HookPods.Informer(), Handler: plumbing.OnAddOrUpdate(c.failureChanged)},
+		{Informer: own.Pods.Informer(), Handler: plumbing.OnAddOrUpdate(c.failureChanged)},
+		{Informer: own.ExecutionHooks.Informer(), Handler: plumbing.OnAddOrUpdate(c.execHookChanged)},
 	}
 	for _, i := range inf.RevisionInformers() {
-		handlers = append(handlers, struct {
-			inf cache.SharedIndexInformer
-			h   cache.ResourceEventHandler
-		}{i, byRevision})
+		handlers = append(handlers, plumbing.Handler{Informer: i, Handler: plumbing.OnAddOrUpdate(c.revisionChanged)})
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
-			return nil, fmt.Errorf("adding an event handler: %w", err)
-		}
+	if err := plumbing.AddHandlers(handlers...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -140,12 +144,45 @@ func (c *Controller) revisionChanged(obj any) {
 	}
 }
 
-// notifierChanged enqueues every DC of the notifier's namespace.
+// failureChanged enqueues the DC of a hook pod that failed, or of a pod whose defer run
+// records a failed step.
+func (c *Controller) failureChanged(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	name := pod.Labels[v1alpha1.ConfigLabel]
+	if name == "" || (pod.Status.Phase != corev1.PodFailed && !v1alpha1.HasDeferRun(pod)) || !c.anyNotifier(pod.Namespace) {
+		return
+	}
+	c.add(kindConfig, pod.Namespace, name)
+}
+
+// execHookChanged enqueues the DCs of a failed ExecutionHook: a lifecycle hook's by its
+// label, a user's by the pods it ran in.
+func (c *Controller) execHookChanged(obj any) {
+	h, ok := obj.(*v1alpha1.ExecutionHook)
+	if !ok || h.Status.Phase != v1alpha1.ExecutionHookFailed || !c.anyNotifier(h.Namespace) {
+		return
+	}
+	if name := h.Labels[v1alpha1.ConfigLabel]; name != "" {
+		c.add(kindConfig, h.Namespace, name)
+		return
+	}
+	for _, st := range h.Status.HookStatuses {
+		if pod, err := c.failures.pods.Pods(h.Namespace).Get(st.PodName); err == nil && pod.Labels[v1alpha1.ConfigLabel] != "" {
+			c.add(kindConfig, h.Namespace, pod.Labels[v1alpha1.ConfigLabel])
+		}
+	}
+}
+
+// notifierChanged enqueues the notifier, for its status, and every DC of its namespace.
 func (c *Controller) notifierChanged(obj any) {
 	n, ok := obj.(*v1alpha1.RolloutNotifier)
 	if !ok {
 		return
 	}
+	c.add(kindNotifier, n.Namespace, n.Name)
 	dcs, err := c.dcs.DeploymentConfigs(n.Namespace).List(labels.Everything())
 	if err != nil {
 		return
@@ -155,10 +192,15 @@ func (c *Controller) notifierChanged(obj any) {
 	}
 }
 
-// receiptChanged enqueues a delivery that is not done.
+// receiptChanged enqueues a delivery that is not done, and its notifier, whose status
+// counts it.
 func (c *Controller) receiptChanged(obj any) {
 	d, ok := obj.(*v1alpha1.RolloutDelivery)
-	if ok && d.Status.Phase != v1alpha1.DeliveryDelivered && d.Status.Phase != v1alpha1.DeliveryFailed {
+	if !ok {
+		return
+	}
+	c.add(kindNotifier, d.Namespace, d.Spec.Notifier)
+	if d.Status.Phase != v1alpha1.DeliveryDelivered && d.Status.Phase != v1alpha1.DeliveryFailed {
 		c.add(kindDelivery, d.Namespace, d.Name)
 	}
 }
@@ -179,6 +221,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.syncConfig(ctx, ns, name)
 	case kindDelivery:
 		return c.syncDelivery(ctx, ns, name)
+	case kindNotifier:
+		return c.syncNotifier(ctx, ns, name)
 	}
 	return plumbing.Fatal(fmt.Errorf("unknown key kind in %q", key))
 }

@@ -18,10 +18,12 @@ type Occurrence struct {
 
 // Happened lists the revision events of dc that its state shows have happened, from what
 // the controller and the deployer already record: the phase, the step and waiting
-// annotations, the outcome and the frozen status. It is a function of the state alone, so
-// a controller that starts again, or a new leader, finds the same events; the receipts
-// make each one sent once.
-func Happened(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) []Occurrence {
+// annotations, the outcome and the frozen status, and the failures of hooks,
+// ExecutionHooks and defer steps by revision name (failures.go). It is a function of the
+// state alone, so a controller that starts again, or a new leader, finds the same events;
+// the receipts make each one sent once. Of the failures, the first of each kind is the
+// revision's event.
+func Happened(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, failures map[string][]Failure) []Occurrence {
 	var out []Occurrence
 	serving := revision.NewestComplete(revs)
 	for _, rs := range revs {
@@ -71,6 +73,15 @@ func Happened(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet) []Occurr
 				add(v1alpha1.NotifyRolledBack, func(p *Payload) {
 					outcome(p)
 					p.Message = "rolled back to " + serving.Name + ": " + p.Message
+				})
+			}
+		}
+		sent := map[v1alpha1.NotifyEvent]bool{}
+		for _, f := range failures[rs.Name] {
+			if !sent[f.Event] {
+				sent[f.Event] = true
+				add(f.Event, func(p *Payload) {
+					p.Time, p.Step, p.Reason, p.Message, p.LogTail = f.Time, f.Step, f.Reason, f.Message, f.LogTail
 				})
 			}
 		}

@@ -32,10 +32,10 @@ func TestHappenedFollowsTheRevisionsState(t *testing.T) {
 
 	assert.Equal(t, []string{"web-1 Started", "web-1 Complete", "web-2 Started", "web-2 Waiting"},
 		events(Happened(dc, []*appsv1.ReplicaSet{rev(1, v1alpha1.RevisionPhaseComplete, nil),
-			rev(2, v1alpha1.RevisionPhaseRunning, map[string]string{v1alpha1.StepAnnotation: paused})})))
+			rev(2, v1alpha1.RevisionPhaseRunning, map[string]string{v1alpha1.StepAnnotation: paused})}, nil)))
 
 	occ := Happened(dc, []*appsv1.ReplicaSet{rev(1, v1alpha1.RevisionPhaseComplete, nil),
-		rev(3, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: failed})})
+		rev(3, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: failed})}, nil)
 	assert.Equal(t, []string{"web-1 Started", "web-1 Complete", "web-3 Started", "web-3 Failed", "web-3 RolledBack"}, events(occ))
 	assert.Equal(t, "TimedOut", occ[3].Payload.Reason)
 	assert.Equal(t, "hook pod web-3-hook-pre failed with exit code 1", occ[3].Payload.Message)
@@ -48,11 +48,11 @@ func TestHappenedFollowsTheRevisionsState(t *testing.T) {
 	frozen.Status.LatestVersion = 3 // its status does not name the freeze yet
 	assert.Equal(t, []string{"web-1 Started", "web-1 Complete", "web-3 Started", "web-3 Failed", "web-3 Frozen"},
 		events(Happened(frozen, []*appsv1.ReplicaSet{rev(1, v1alpha1.RevisionPhaseComplete, nil),
-			rev(3, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: failed})})))
+			rev(3, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: failed})}, nil)))
 
 	assert.Equal(t, []string{"web-4 Failed"}, events(Happened(dc, []*appsv1.ReplicaSet{
-		rev(4, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: "Cancelled: by the user"})})),
+		rev(4, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: "Cancelled: by the user"})}, nil)),
 		"a revision cancelled before it ran did not start, and nothing serves to roll back to")
 	assert.Equal(t, []string{"web-5 Waiting"}, events(Happened(dc, []*appsv1.ReplicaSet{
-		rev(5, v1alpha1.RevisionPhaseNew, map[string]string{v1alpha1.WaitingAnnotation: "ExceededQuota: pods are forbidden"})})))
+		rev(5, v1alpha1.RevisionPhaseNew, map[string]string{v1alpha1.WaitingAnnotation: "ExceededQuota: pods are forbidden"})}, nil)))
 }

@@ -43,7 +43,8 @@ func (c *Controller) syncConfig(ctx context.Context, ns, name string) error {
 	if err != nil {
 		return err
 	}
-	happened := Happened(dc, revision.Owned(dc.UID, all))
+	revs := revision.Owned(dc.UID, all)
+	happened := Happened(dc, revs, c.failures.of(dc, revs))
 	for _, n := range notifiers {
 		sel, err := metav1.LabelSelectorAsSelector(n.Spec.Selector)
 		if err != nil || n.DeletionTimestamp != nil || !sel.Matches(labels.Set(dc.Labels)) {
