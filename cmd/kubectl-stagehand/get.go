@@ -240,7 +240,22 @@ func (g *getter) list(ctx context.Context) (*tree.Objects, error) {
 			o.ExecutionHooks = append(o.ExecutionHooks, &hooks.Items[i])
 		}
 	}
+	o.Receipts = g.receipts(ctx)
 	return o, nil
+}
+
+// receipts are the DC's notification receipts; none, without an error, for a user who may
+// not list them or a cluster without their CRD.
+func (g *getter) receipts(ctx context.Context) []*v1alpha1.RolloutDelivery {
+	list, err := g.stagehand.StagehandV1alpha1().RolloutDeliveries(g.ns).List(ctx, g.byConfig())
+	if err != nil {
+		return nil
+	}
+	out := make([]*v1alpha1.RolloutDelivery, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out
 }
 
 // execHooksOptional is an error that leaves the ExecutionHooks out of the tree instead of

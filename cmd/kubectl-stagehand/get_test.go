@@ -310,6 +310,28 @@ func TestGetShowsAFrozenRollout(t *testing.T) {
 	assert.Contains(t, out.String(), "Rolling, onFailure Freeze")
 }
 
+func TestGetShowsEachRevisionsNotificationReceipts(t *testing.T) {
+	dc := treeDC(treeRolling(), 2, v1alpha1.RevisionPhaseComplete, 2)
+	rs1 := treeRevision(dc, 1, v1alpha1.RevisionPhaseComplete, 0, 0, 10*time.Minute)
+	rs2 := treeRevision(dc, 2, v1alpha1.RevisionPhaseComplete, 2, 2, time.Minute)
+	receipt := func(event v1alpha1.NotifyEvent, phase v1alpha1.DeliveryPhase, code, attempts int32, sentAgo time.Duration) *v1alpha1.RolloutDelivery {
+		d := &v1alpha1.RolloutDelivery{ObjectMeta: metav1.ObjectMeta{Name: "web-2-" + string(event), CreationTimestamp: metav1.NewTime(treeNow.Add(-sentAgo))},
+			Spec:   v1alpha1.RolloutDeliverySpec{Notifier: "team", Receiver: "ops", Revision: rs2.Name, Event: event},
+			Status: v1alpha1.RolloutDeliveryStatus{Phase: phase, ResponseCode: code, Attempts: attempts, Message: "answered 500"}}
+		d.Status.LastAttemptTime = &metav1.Time{Time: treeNow.Add(-sentAgo)}
+		return d
+	}
+	o := &tree.Objects{DC: dc, ReplicaSets: []*appsv1.ReplicaSet{rs1, rs2}, Receipts: []*v1alpha1.RolloutDelivery{
+		receipt(v1alpha1.NotifyStarted, v1alpha1.DeliveryDelivered, 200, 1, 50*time.Second),
+		receipt(v1alpha1.NotifyComplete, v1alpha1.DeliveryPending, 500, 3, 5*time.Second)}}
+	var out bytes.Buffer
+	tree.Build(o, nil).Render(&out, tree.Style{ASCII: true, Now: treeNow})
+	assert.Contains(t, out.String(), `
+|   |-- ops           Notified Started   + Delivered  50s  answer 200, notifier team
+|   `+"`"+`-- ops           Notified Complete  ~ Pending    5s   answer 500, 3 attempts, notifier team, answered 500
+`+"`"+`-- web-1`, "the receipts under their revision, in the order they were made")
+}
+
 func TestGetCompletesDCNames(t *testing.T) {
 	sh := stagehandfake.NewSimpleClientset(
 		&v1alpha1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}},

@@ -21,9 +21,9 @@ import (
 )
 
 // watch draws the tree and draws it again whenever the DC, its revisions (its ReplicaSets,
-// or a StatefulSet DC's ControllerRevisions and StatefulSet), its pods or its
-// ExecutionHooks change, until ctx ends. With until it ends when the rollout it waits
-// for ends (getUntil). The objects come from informers (a list, then a watch, each with a
+// or a StatefulSet DC's ControllerRevisions and StatefulSet), its pods, its ExecutionHooks
+// or its notification receipts change, until ctx ends. With until it ends when the
+// rollout it waits for ends (getUntil). The objects come from informers (a list, then a watch, each with a
 // selector); nothing is polled. On a terminal a ticker redraws the cache each second, for
 // the ages.
 func (g *getter) watch(ctx context.Context, until bool) error {
@@ -74,6 +74,7 @@ type getInformers struct {
 	set       cache.SharedIndexInformer   // a StatefulSet DC's StatefulSet, else nil
 	pods      []cache.SharedIndexInformer // one for each of podLists
 	execHooks cache.SharedIndexInformer   // nil when the user may not list them
+	receipts  cache.SharedIndexInformer   // nil when the user may not list them
 	// changed receives (coalesced) on every add, update and delete.
 	changed chan struct{}
 	// failed receives a watch error no retry will mend (forbidden, unauthorized).
@@ -114,6 +115,9 @@ func (g *getter) startInformers(ctx context.Context) (*getInformers, error) {
 	if _, err := g.stagehand.StagehandV1alpha1().ExecutionHooks(g.ns).List(ctx, probe); !execHooksOptional(err) {
 		inf.execHooks = stagehandinformers.NewFilteredExecutionHookInformer(g.stagehand, g.ns, 0, cache.Indexers{}, byConfig)
 	}
+	if _, err := g.stagehand.StagehandV1alpha1().RolloutDeliveries(g.ns).List(ctx, probe); err == nil {
+		inf.receipts = stagehandinformers.NewFilteredRolloutDeliveryInformer(g.stagehand, g.ns, 0, cache.Indexers{}, byConfig)
+	}
 	notify := func(any) {
 		select {
 		case inf.changed <- struct{}{}:
@@ -150,8 +154,10 @@ func (inf *getInformers) all() []cache.SharedIndexInformer {
 	if inf.set != nil {
 		all = append(all, inf.set)
 	}
-	if inf.execHooks != nil {
-		all = append(all, inf.execHooks)
+	for _, optional := range []cache.SharedIndexInformer{inf.execHooks, inf.receipts} {
+		if optional != nil {
+			all = append(all, optional)
+		}
 	}
 	return all
 }
@@ -198,6 +204,11 @@ func (inf *getInformers) objects() *tree.Objects {
 	if inf.execHooks != nil {
 		for _, x := range inf.execHooks.GetStore().List() {
 			o.ExecutionHooks = append(o.ExecutionHooks, x.(*v1alpha1.ExecutionHook))
+		}
+	}
+	if inf.receipts != nil {
+		for _, x := range inf.receipts.GetStore().List() {
+			o.Receipts = append(o.Receipts, x.(*v1alpha1.RolloutDelivery))
 		}
 	}
 	return o

@@ -22,6 +22,7 @@ import (
 	listers "github.com/stagehand-dev/stagehand/api/client/listers/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 // QueueName names the notifier controller's queue.
@@ -144,14 +145,17 @@ func (c *Controller) revisionChanged(obj any) {
 	}
 }
 
-// failureChanged enqueues the DC of a hook pod that failed, or of a pod whose defer run
-// records a failed step.
+// failureChanged enqueues the DC of a hook pod or a defer step pod that failed, or of a
+// pod whose defer run records a failed step.
 func (c *Controller) failureChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
 	}
 	name := pod.Labels[v1alpha1.ConfigLabel]
+	if _, step := pod.Labels[v1alpha1.DeferStepOfLabel]; step {
+		name = deferstep.TargetLabels(pod)[v1alpha1.ConfigLabel]
+	}
 	if name == "" || (pod.Status.Phase != corev1.PodFailed && !v1alpha1.HasDeferRun(pod)) || !c.anyNotifier(pod.Namespace) {
 		return
 	}

@@ -8,12 +8,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	listers "github.com/stagehand-dev/stagehand/api/client/listers/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 // Failure is a failed hook, ExecutionHook or defer step of one revision, read from the
@@ -57,6 +60,18 @@ func (s failureSources) of(dc *v1alpha1.DeploymentConfig, revs []*appsv1.Replica
 			}
 		}
 	}
+	// A failed step's pod outlives the pod it ran for (for --defer-step-ttl): it tells of
+	// the failure once that pod and its run's record are gone.
+	steps, _ := s.pods.Pods(dc.Namespace).List(stepPods)
+	for _, step := range steps {
+		target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: deferstep.TargetLabels(step)}}
+		if step.Status.Phase != corev1.PodFailed || target.Labels[v1alpha1.ConfigLabel] != dc.Name {
+			continue
+		}
+		if rs := podRevision(revs, byNumber, target); rs != nil {
+			out[rs.Name] = append(out[rs.Name], stepPodFailure(step))
+		}
+	}
 	if s.execHooks != nil {
 		hooks, _ := s.execHooks.ExecutionHooks(dc.Namespace).List(labels.Everything())
 		for _, h := range hooks {
@@ -80,14 +95,25 @@ func (s failureSources) of(dc *v1alpha1.DeploymentConfig, revs []*appsv1.Replica
 	return out
 }
 
-// hookRevisions are the revisions of dc whose pods a user's ExecutionHook ran in, found
-// through the pods it names in its status that are still there.
+// hookRevisions are the revisions of dc whose pods a user's ExecutionHook failed in,
+// found through the pods its status names that are still there; when no container is
+// marked failed (a hook that ran out of time), those of every pod it names.
 func (s failureSources) hookRevisions(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, byNumber map[string]*appsv1.ReplicaSet,
 	h *v1alpha1.ExecutionHook) []*appsv1.ReplicaSet {
+	var failed, all []string
+	for _, st := range h.Status.HookStatuses {
+		all = append(all, st.PodName)
+		if st.Succeed != nil && !*st.Succeed {
+			failed = append(failed, st.PodName)
+		}
+	}
+	if len(failed) == 0 {
+		failed = all
+	}
 	var out []*appsv1.ReplicaSet
 	seen := map[string]bool{}
-	for _, st := range h.Status.HookStatuses {
-		pod, err := s.pods.Pods(h.Namespace).Get(st.PodName)
+	for _, name := range failed {
+		pod, err := s.pods.Pods(h.Namespace).Get(name)
 		if err != nil || pod.Labels[v1alpha1.ConfigLabel] != dc.Name {
 			continue
 		}
@@ -157,6 +183,28 @@ func execHookFailure(h *v1alpha1.ExecutionHook, event v1alpha1.NotifyEvent) Fail
 				f.Message = fmt.Sprintf("in %s/%s: %s", st.PodName, st.ContainerName, st.Error.Message)
 			}
 			break
+		}
+	}
+	return f
+}
+
+// stepPods selects the defer step pods.
+var stepPods = labels.SelectorFromSet(nil).Add(func() labels.Requirement {
+	r, _ := labels.NewRequirement(v1alpha1.DeferStepOfLabel, selection.Exists, nil) // a fixed, valid key
+	return *r
+}())
+
+// stepPodFailure describes a failed step pod.
+func stepPodFailure(step *corev1.Pod) Failure {
+	f := Failure{Event: v1alpha1.NotifyDeferStepFailed, Time: step.CreationTimestamp.UTC(), Reason: "DeferStepFailed",
+		Step: "step " + step.Labels[v1alpha1.DeferStepLabel],
+		Message: fmt.Sprintf("step %s of DeferPolicy %s for pod %s failed (step pod %s)", step.Labels[v1alpha1.DeferStepLabel],
+			step.Labels[v1alpha1.DeferPolicyLabel], step.Annotations[v1alpha1.DeferStepForAnnotation], step.Name)}
+	for _, cs := range step.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			f.Message = fmt.Sprintf("step %s of DeferPolicy %s for pod %s failed with exit code %d (step pod %s)", step.Labels[v1alpha1.DeferStepLabel],
+				step.Labels[v1alpha1.DeferPolicyLabel], step.Annotations[v1alpha1.DeferStepForAnnotation], t.ExitCode, step.Name)
+			f.LogTail = strings.TrimRight(t.Message, "\n")
 		}
 	}
 	return f

@@ -98,4 +98,3 @@ func (c *Controller) unready(ctx context.Context, n *v1alpha1.RolloutNotifier) (
 	}
 	return "", ""
 }
-

@@ -135,3 +135,23 @@ func volumeKind(v corev1.Volume) string {
 	}
 	return "unsupported"
 }
+
+// TargetLabels are the labels of the pod a step pod runs for, as identityEnv gave them to
+// it; nil for a pod that is not a step.
+func TargetLabels(step *corev1.Pod) map[string]string {
+	for _, c := range step.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name != "STAGEHAND_POD_LABELS" {
+				continue
+			}
+			out := map[string]string{}
+			for _, pair := range strings.Split(e.Value, ",") {
+				if k, v, ok := strings.Cut(pair, "="); ok {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
@@ -169,4 +170,15 @@ func TestBuildStepPodFailsWithTheVolumeError(t *testing.T) {
 	assert.Nil(t, sp)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `step flush mounts volume "tmp"`)
+}
+
+func TestTargetLabelsReadTheStepsIdentity(t *testing.T) {
+	pod := volumesPod()
+	pod.Labels = map[string]string{"app": "web", v1alpha1.ConfigLabel: "web", v1alpha1.RevisionLabel: "2"}
+	policy := &v1alpha1.DeferPolicy{ObjectMeta: metav1.ObjectMeta{Name: "drain"},
+		Spec: v1alpha1.DeferPolicySpec{Steps: []v1alpha1.DeferStep{{Name: "one", Image: "busybox"}}}}
+	step, err := Build(pod, &v1alpha1.DeferRun{Steps: 1}, policy, "web-step-1", corev1.ResourceRequirements{})
+	require.NoError(t, err)
+	assert.Equal(t, pod.Labels, TargetLabels(step))
+	assert.Nil(t, TargetLabels(pod))
 }

@@ -1,8 +1,8 @@
 // Package tree lays out a DeploymentConfig as the tree that `kubectl stagehand get dc/NAME`
 // shows: the DC with its triggers and conditions, its revisions newest first, the latest
-// revision's deployer pod, hook pods and ExecutionHooks, and each revision's pods, every
-// row with a status mark. Build reads only the objects it is given, so one read and a
-// watch draw the same tree; render.go draws it.
+// revision's deployer pod, hook pods and ExecutionHooks, and each revision's pods and
+// notification receipts, every row with a status mark. Build reads only the objects it is
+// given, so one read and a watch draw the same tree; render.go draws it.
 package tree
 
 import (
@@ -33,6 +33,8 @@ type Objects struct {
 	// without the config label (those of a template that adopt took over as it was).
 	Pods           []*corev1.Pod
 	ExecutionHooks []*v1alpha1.ExecutionHook
+	// Receipts are the DC's notification receipts; none for a user who may not list them.
+	Receipts []*v1alpha1.RolloutDelivery
 }
 
 // Latest is the revision status.latestVersion names, or nil.
@@ -128,12 +130,17 @@ func Build(o *Objects, deferText DeferText) *View {
 	if dc.Spec.StatefulSet != nil {
 		v.root.children = append(v.root.children, o.statefulSetNode(pods.unknown, deferText))
 	}
+	receipts := map[string][]*v1alpha1.RolloutDelivery{}
+	for _, d := range o.Receipts {
+		receipts[d.Spec.Revision] = append(receipts[d.Spec.Revision], d)
+	}
 	for i := len(revs) - 1; i >= 0; i-- {
 		rs := revs[i]
 		n := revisionNode(rs, rs == active)
 		if rs == latest {
 			n.children = append(n.children, o.runOnceNodes(rs)...)
 		}
+		n.children = append(n.children, receiptNodes(receipts[rs.Name])...)
 		n.children = append(n.children, podNodes(pods.of[rs.Name], deferText)...)
 		v.root.children = append(v.root.children, n)
 	}
