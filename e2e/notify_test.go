@@ -113,14 +113,20 @@ func (r *receiver) waitEvents(t *testing.T, want []string) {
 	}
 }
 
+// createHookSecret creates the Secret "hook" of a receiver: its url and signing key.
+func createHookSecret(t *testing.T, ns, url string) {
+	t.Helper()
+	_, err := env.Kube.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
+		StringData: map[string]string{"url": url, "hmac": "s3cret"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
 // notifierFor creates the Secret and a RolloutNotifier of every event for all the DCs of
 // ns, sending to url.
 func notifierFor(t *testing.T, ns, url string, mutate func(*stagehandv1.RolloutNotifier)) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := env.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
-		StringData: map[string]string{"url": url, "hmac": "s3cret"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	createHookSecret(t, ns, url)
 	n := &stagehandv1.RolloutNotifier{
 		ObjectMeta: metav1.ObjectMeta{Name: "team"},
 		Spec: stagehandv1.RolloutNotifierSpec{
@@ -134,7 +140,7 @@ func notifierFor(t *testing.T, ns, url string, mutate func(*stagehandv1.RolloutN
 	if mutate != nil {
 		mutate(n)
 	}
-	_, err = env.Stagehand.StagehandV1alpha1().RolloutNotifiers(ns).Create(ctx, n, metav1.CreateOptions{})
+	_, err := env.Stagehand.StagehandV1alpha1().RolloutNotifiers(ns).Create(ctx, n, metav1.CreateOptions{})
 	require.NoError(t, err)
 	time.Sleep(time.Second) // revisions created in the notifier's second are its own
 }

@@ -226,7 +226,7 @@ func deferFailure(pod *corev1.Pod) (Failure, bool) {
 		f.Message = fmt.Sprintf("the %s steps of DeferPolicy %s for pod %s: %s failed", run.When, run.Policy, pod.Name, strings.Join(run.Failed, ", "))
 	} else {
 		f.Step = fmt.Sprintf("step %d/%d", run.Current+1, run.Steps)
-		f.Message = fmt.Sprintf("the %s steps of DeferPolicy %s for pod %s: step %d/%d failed attempt %d and runs again",
+		f.Message = fmt.Sprintf("the %s steps of DeferPolicy %s for pod %s: step %d/%d failed (attempt %d) and runs again (restartPolicy OnFailure)",
 			run.When, run.Policy, pod.Name, run.Current+1, run.Steps, run.Attempt)
 	}
 	return f, true
