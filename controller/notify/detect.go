@@ -69,6 +69,8 @@ func Happened(dc *v1alpha1.DeploymentConfig, revs []*appsv1.ReplicaSet, failures
 			switch {
 			case frozen:
 				add(v1alpha1.NotifyFrozen, outcome)
+			case reason == v1alpha1.ReasonSuperseded:
+				// a newer revision took over: nothing rolled back
 			case serving != nil && serving != rs && revisionAfter(rs, serving) && !revision.FailureHookPending(rs):
 				add(v1alpha1.NotifyRolledBack, func(p *Payload) {
 					outcome(p)

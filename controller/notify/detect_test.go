@@ -53,6 +53,11 @@ func TestHappenedFollowsTheRevisionsState(t *testing.T) {
 	assert.Equal(t, []string{"web-4 Failed"}, events(Happened(dc, []*appsv1.ReplicaSet{
 		rev(4, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: "Cancelled: by the user"})}, nil)),
 		"a revision cancelled before it ran did not start, and nothing serves to roll back to")
+	assert.Equal(t, []string{"web-1 Started", "web-1 Complete", "web-6 Failed"}, events(Happened(dc, []*appsv1.ReplicaSet{
+		rev(1, v1alpha1.RevisionPhaseComplete, nil),
+		rev(6, v1alpha1.RevisionPhaseFailed, map[string]string{v1alpha1.StatusReasonAnnotation: "Superseded: by web-7"}),
+		rev(7, v1alpha1.RevisionPhaseNew, nil)}, nil)),
+		"a superseded revision failed and rolled nothing back")
 	assert.Equal(t, []string{"web-5 Waiting"}, events(Happened(dc, []*appsv1.ReplicaSet{
 		rev(5, v1alpha1.RevisionPhaseNew, map[string]string{v1alpha1.WaitingAnnotation: "ExceededQuota: pods are forbidden"})}, nil)))
 }
