@@ -5,7 +5,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KUBE_VERSION=1.36.3
+KUBE_VERSION=1.37.2
 ETCD_VERSION=3.6.8
 out=${CONTROLPLANE_BIN:-$root/bin/k8s-v$KUBE_VERSION}
 bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)

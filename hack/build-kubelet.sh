@@ -6,7 +6,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KUBE_VERSION=1.36.3
+KUBE_VERSION=1.37.2
 out=${KUBELET_BIN:-$root/bin/k8s-v$KUBE_VERSION-node}
 
 if [[ -x $out/kubelet && -x $out/kube-proxy ]]; then

@@ -28,7 +28,7 @@ helm=$root/bin/tools/helm
 hack/build-tools.sh helm
 lint_out=$("$helm" lint --strict charts/stagehand 2>&1) || { echo "$lint_out" >&2; fail=1; }
 if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
-"$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.36.0 \
+"$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.37.0 \
   >"$snapshot/chart.yaml" || fail=1
 go run ./hack/chartdiff deploy "$snapshot/chart.yaml" || fail=1
 

@@ -9,7 +9,7 @@ import (
 )
 
 // KubernetesVersion is the control-plane version that hack/build-controlplane.sh builds.
-const KubernetesVersion = "v1.36.3"
+const KubernetesVersion = "v1.37.2"
 
 // DirEnv names the environment variable that overrides the default cluster folder.
 const DirEnv = "STAGEHAND_LOCALCLUSTER_DIR"

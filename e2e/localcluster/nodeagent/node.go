@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	kubeletVersion       = "v1.36.3"
+	kubeletVersion       = "v1.37.2"
 	leaseNamespace       = corev1.NamespaceNodeLease
 	leaseDuration        = 40 // seconds, like the kubelet's default
 	leaseRenewPeriod     = 10 * time.Second

@@ -34,11 +34,39 @@ import (
 )
 
 // DeferPolicyInformer provides access to a shared informer and lister for
-// DeferPolicies.
+// DeferPolicies. Prefer using the type-safe variant (see [TypedDeferPolicyInformer]).
 type DeferPolicyInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() apiv1alpha1.DeferPolicyLister
 }
+
+// TypedDeferPolicyInformer provides access to a shared informer and lister for
+// DeferPolicies, including the type-safe TypedInformer variant.
+// It is a superset of DeferPolicyInformer.
+type TypedDeferPolicyInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() DeferPolicyIndexInformer
+	Lister() apiv1alpha1.DeferPolicyLister
+}
+
+// DeferPolicyIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type DeferPolicyIndexInformer cache.TypedSharedIndexInformer[*stagehandapiv1alpha1.DeferPolicy]
+
+// DeferPolicyHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for DeferPolicy.
+type DeferPolicyHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*stagehandapiv1alpha1.DeferPolicy]
+
+// DeferPolicyDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for DeferPolicy.
+type DeferPolicyDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*stagehandapiv1alpha1.DeferPolicy]
+
+// DeferPolicyFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for DeferPolicy.
+type DeferPolicyFilteringHandler = cache.TypedFilteringResourceEventHandler[*stagehandapiv1alpha1.DeferPolicy]
+
+// DeferPolicyIndexers is a specialization of [cache.TypedIndexers] for DeferPolicy.
+type DeferPolicyIndexers = cache.TypedIndexers[*stagehandapiv1alpha1.DeferPolicy]
+
+// DeletedDeferPolicy is a specialization of [cache.DeletedObject] for DeferPolicy.
+type DeletedDeferPolicy = cache.DeletedObject[*stagehandapiv1alpha1.DeferPolicy]
 
 type deferPolicyInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type deferPolicyInformer struct {
 // NewDeferPolicyInformer constructs a new informer for DeferPolicy type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedDeferPolicyInformer]).
 func NewDeferPolicyInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewDeferPolicyInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedDeferPolicyInformer constructs a new informer for DeferPolicy type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedDeferPolicyInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers DeferPolicyIndexers) DeferPolicyIndexInformer {
+	return NewTypedDeferPolicyInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredDeferPolicyInformer constructs a new informer for DeferPolicy type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredDeferPolicyInformer]).
 func NewFilteredDeferPolicyInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewDeferPolicyInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedDeferPolicyInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredDeferPolicyInformer constructs a new informer for DeferPolicy type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredDeferPolicyInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers DeferPolicyIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) DeferPolicyIndexInformer {
+	return NewTypedDeferPolicyInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewDeferPolicyInformerWithOptions constructs a new informer for DeferPolicy type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedDeferPolicyInformerWithOptions]).
 func NewDeferPolicyInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedDeferPolicyInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedDeferPolicyInformerWithOptions constructs a new informer for DeferPolicy type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedDeferPolicyInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) DeferPolicyIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "stagehand.dev", Version: "v1alpha1", Resource: "deferpolicys"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.DeferPolicy](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewDeferPolicyInformerWithOptions(client versioned.Interface, namespace str
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *deferPolicyInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewDeferPolicyInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedDeferPolicyInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *deferPolicyInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&stagehandapiv1alpha1.DeferPolicy{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *deferPolicyInformer) TypedInformer() DeferPolicyIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.DeferPolicy](f.factory.InformerFor(&stagehandapiv1alpha1.DeferPolicy{}, f.defaultInformer))
 }
 
 func (f *deferPolicyInformer) Lister() apiv1alpha1.DeferPolicyLister {
 	return apiv1alpha1.NewDeferPolicyLister(f.Informer().GetIndexer())
+}
+
+// ToTypedDeferPolicyInformer converts an untyped informer into a TypedDeferPolicyInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *DeferPolicy. If that is not the case, calling type-safe methods of the returned
+// TypedDeferPolicyInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedDeferPolicyInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedDeferPolicyInformer(informer DeferPolicyInformer) TypedDeferPolicyInformer {
+	if informer, ok := informer.(TypedDeferPolicyInformer); ok {
+		return informer
+	}
+	return &deferPolicyTypedInformerAdapter{informer}
+}
+
+type deferPolicyTypedInformerAdapter struct {
+	DeferPolicyInformer
+}
+
+func (a *deferPolicyTypedInformerAdapter) TypedInformer() DeferPolicyIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.DeferPolicy](a.Informer())
+}
+
+// ToDeferPolicyIndexInformer converts an untyped informer into a DeferPolicyIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *DeferPolicy. If that is not the case, calling type-safe methods of the returned
+// DeferPolicyIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a DeferPolicyIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToDeferPolicyIndexInformer(informer cache.SharedIndexInformer) DeferPolicyIndexInformer {
+	if informer, ok := informer.(DeferPolicyIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.DeferPolicy](informer)
 }

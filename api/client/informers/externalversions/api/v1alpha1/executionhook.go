@@ -34,11 +34,39 @@ import (
 )
 
 // ExecutionHookInformer provides access to a shared informer and lister for
-// ExecutionHooks.
+// ExecutionHooks. Prefer using the type-safe variant (see [TypedExecutionHookInformer]).
 type ExecutionHookInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() apiv1alpha1.ExecutionHookLister
 }
+
+// TypedExecutionHookInformer provides access to a shared informer and lister for
+// ExecutionHooks, including the type-safe TypedInformer variant.
+// It is a superset of ExecutionHookInformer.
+type TypedExecutionHookInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() ExecutionHookIndexInformer
+	Lister() apiv1alpha1.ExecutionHookLister
+}
+
+// ExecutionHookIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type ExecutionHookIndexInformer cache.TypedSharedIndexInformer[*stagehandapiv1alpha1.ExecutionHook]
+
+// ExecutionHookHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for ExecutionHook.
+type ExecutionHookHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*stagehandapiv1alpha1.ExecutionHook]
+
+// ExecutionHookDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for ExecutionHook.
+type ExecutionHookDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*stagehandapiv1alpha1.ExecutionHook]
+
+// ExecutionHookFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for ExecutionHook.
+type ExecutionHookFilteringHandler = cache.TypedFilteringResourceEventHandler[*stagehandapiv1alpha1.ExecutionHook]
+
+// ExecutionHookIndexers is a specialization of [cache.TypedIndexers] for ExecutionHook.
+type ExecutionHookIndexers = cache.TypedIndexers[*stagehandapiv1alpha1.ExecutionHook]
+
+// DeletedExecutionHook is a specialization of [cache.DeletedObject] for ExecutionHook.
+type DeletedExecutionHook = cache.DeletedObject[*stagehandapiv1alpha1.ExecutionHook]
 
 type executionHookInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type executionHookInformer struct {
 // NewExecutionHookInformer constructs a new informer for ExecutionHook type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedExecutionHookInformer]).
 func NewExecutionHookInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewExecutionHookInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedExecutionHookInformer constructs a new informer for ExecutionHook type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedExecutionHookInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers ExecutionHookIndexers) ExecutionHookIndexInformer {
+	return NewTypedExecutionHookInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredExecutionHookInformer constructs a new informer for ExecutionHook type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredExecutionHookInformer]).
 func NewFilteredExecutionHookInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewExecutionHookInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedExecutionHookInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredExecutionHookInformer constructs a new informer for ExecutionHook type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredExecutionHookInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers ExecutionHookIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) ExecutionHookIndexInformer {
+	return NewTypedExecutionHookInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewExecutionHookInformerWithOptions constructs a new informer for ExecutionHook type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedExecutionHookInformerWithOptions]).
 func NewExecutionHookInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedExecutionHookInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedExecutionHookInformerWithOptions constructs a new informer for ExecutionHook type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedExecutionHookInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) ExecutionHookIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "stagehand.dev", Version: "v1alpha1", Resource: "executionhooks"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.ExecutionHook](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewExecutionHookInformerWithOptions(client versioned.Interface, namespace s
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *executionHookInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewExecutionHookInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedExecutionHookInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *executionHookInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&stagehandapiv1alpha1.ExecutionHook{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *executionHookInformer) TypedInformer() ExecutionHookIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.ExecutionHook](f.factory.InformerFor(&stagehandapiv1alpha1.ExecutionHook{}, f.defaultInformer))
 }
 
 func (f *executionHookInformer) Lister() apiv1alpha1.ExecutionHookLister {
 	return apiv1alpha1.NewExecutionHookLister(f.Informer().GetIndexer())
+}
+
+// ToTypedExecutionHookInformer converts an untyped informer into a TypedExecutionHookInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *ExecutionHook. If that is not the case, calling type-safe methods of the returned
+// TypedExecutionHookInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedExecutionHookInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedExecutionHookInformer(informer ExecutionHookInformer) TypedExecutionHookInformer {
+	if informer, ok := informer.(TypedExecutionHookInformer); ok {
+		return informer
+	}
+	return &executionHookTypedInformerAdapter{informer}
+}
+
+type executionHookTypedInformerAdapter struct {
+	ExecutionHookInformer
+}
+
+func (a *executionHookTypedInformerAdapter) TypedInformer() ExecutionHookIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.ExecutionHook](a.Informer())
+}
+
+// ToExecutionHookIndexInformer converts an untyped informer into a ExecutionHookIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *ExecutionHook. If that is not the case, calling type-safe methods of the returned
+// ExecutionHookIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a ExecutionHookIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToExecutionHookIndexInformer(informer cache.SharedIndexInformer) ExecutionHookIndexInformer {
+	if informer, ok := informer.(ExecutionHookIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.ExecutionHook](informer)
 }

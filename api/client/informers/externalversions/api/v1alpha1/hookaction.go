@@ -34,11 +34,39 @@ import (
 )
 
 // HookActionInformer provides access to a shared informer and lister for
-// HookActions.
+// HookActions. Prefer using the type-safe variant (see [TypedHookActionInformer]).
 type HookActionInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() apiv1alpha1.HookActionLister
 }
+
+// TypedHookActionInformer provides access to a shared informer and lister for
+// HookActions, including the type-safe TypedInformer variant.
+// It is a superset of HookActionInformer.
+type TypedHookActionInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() HookActionIndexInformer
+	Lister() apiv1alpha1.HookActionLister
+}
+
+// HookActionIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type HookActionIndexInformer cache.TypedSharedIndexInformer[*stagehandapiv1alpha1.HookAction]
+
+// HookActionHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for HookAction.
+type HookActionHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*stagehandapiv1alpha1.HookAction]
+
+// HookActionDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for HookAction.
+type HookActionDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*stagehandapiv1alpha1.HookAction]
+
+// HookActionFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for HookAction.
+type HookActionFilteringHandler = cache.TypedFilteringResourceEventHandler[*stagehandapiv1alpha1.HookAction]
+
+// HookActionIndexers is a specialization of [cache.TypedIndexers] for HookAction.
+type HookActionIndexers = cache.TypedIndexers[*stagehandapiv1alpha1.HookAction]
+
+// DeletedHookAction is a specialization of [cache.DeletedObject] for HookAction.
+type DeletedHookAction = cache.DeletedObject[*stagehandapiv1alpha1.HookAction]
 
 type hookActionInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type hookActionInformer struct {
 // NewHookActionInformer constructs a new informer for HookAction type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedHookActionInformer]).
 func NewHookActionInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewHookActionInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedHookActionInformer constructs a new informer for HookAction type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedHookActionInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers HookActionIndexers) HookActionIndexInformer {
+	return NewTypedHookActionInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredHookActionInformer constructs a new informer for HookAction type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredHookActionInformer]).
 func NewFilteredHookActionInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewHookActionInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedHookActionInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredHookActionInformer constructs a new informer for HookAction type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredHookActionInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers HookActionIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) HookActionIndexInformer {
+	return NewTypedHookActionInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewHookActionInformerWithOptions constructs a new informer for HookAction type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedHookActionInformerWithOptions]).
 func NewHookActionInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedHookActionInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedHookActionInformerWithOptions constructs a new informer for HookAction type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedHookActionInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) HookActionIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "stagehand.dev", Version: "v1alpha1", Resource: "hookactions"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.HookAction](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewHookActionInformerWithOptions(client versioned.Interface, namespace stri
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *hookActionInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewHookActionInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedHookActionInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *hookActionInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&stagehandapiv1alpha1.HookAction{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *hookActionInformer) TypedInformer() HookActionIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.HookAction](f.factory.InformerFor(&stagehandapiv1alpha1.HookAction{}, f.defaultInformer))
 }
 
 func (f *hookActionInformer) Lister() apiv1alpha1.HookActionLister {
 	return apiv1alpha1.NewHookActionLister(f.Informer().GetIndexer())
+}
+
+// ToTypedHookActionInformer converts an untyped informer into a TypedHookActionInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *HookAction. If that is not the case, calling type-safe methods of the returned
+// TypedHookActionInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedHookActionInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedHookActionInformer(informer HookActionInformer) TypedHookActionInformer {
+	if informer, ok := informer.(TypedHookActionInformer); ok {
+		return informer
+	}
+	return &hookActionTypedInformerAdapter{informer}
+}
+
+type hookActionTypedInformerAdapter struct {
+	HookActionInformer
+}
+
+func (a *hookActionTypedInformerAdapter) TypedInformer() HookActionIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.HookAction](a.Informer())
+}
+
+// ToHookActionIndexInformer converts an untyped informer into a HookActionIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *HookAction. If that is not the case, calling type-safe methods of the returned
+// HookActionIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a HookActionIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToHookActionIndexInformer(informer cache.SharedIndexInformer) HookActionIndexInformer {
+	if informer, ok := informer.(HookActionIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.HookAction](informer)
 }

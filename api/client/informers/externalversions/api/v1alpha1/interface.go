@@ -25,17 +25,17 @@ import (
 // Interface provides access to all the informers in this group version.
 type Interface interface {
 	// DeferPolicies returns a DeferPolicyInformer.
-	DeferPolicies() DeferPolicyInformer
+	DeferPolicies() TypedDeferPolicyInformer
 	// DeploymentConfigs returns a DeploymentConfigInformer.
-	DeploymentConfigs() DeploymentConfigInformer
+	DeploymentConfigs() TypedDeploymentConfigInformer
 	// ExecutionHooks returns a ExecutionHookInformer.
-	ExecutionHooks() ExecutionHookInformer
+	ExecutionHooks() TypedExecutionHookInformer
 	// HookActions returns a HookActionInformer.
-	HookActions() HookActionInformer
+	HookActions() TypedHookActionInformer
 	// RolloutDeliveries returns a RolloutDeliveryInformer.
-	RolloutDeliveries() RolloutDeliveryInformer
+	RolloutDeliveries() TypedRolloutDeliveryInformer
 	// RolloutNotifiers returns a RolloutNotifierInformer.
-	RolloutNotifiers() RolloutNotifierInformer
+	RolloutNotifiers() TypedRolloutNotifierInformer
 }
 
 type version struct {
@@ -49,32 +49,32 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
 }
 
-// DeferPolicies returns a DeferPolicyInformer.
-func (v *version) DeferPolicies() DeferPolicyInformer {
+// DeferPolicies returns a TypedDeferPolicyInformer.
+func (v *version) DeferPolicies() TypedDeferPolicyInformer {
 	return &deferPolicyInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
-// DeploymentConfigs returns a DeploymentConfigInformer.
-func (v *version) DeploymentConfigs() DeploymentConfigInformer {
+// DeploymentConfigs returns a TypedDeploymentConfigInformer.
+func (v *version) DeploymentConfigs() TypedDeploymentConfigInformer {
 	return &deploymentConfigInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
-// ExecutionHooks returns a ExecutionHookInformer.
-func (v *version) ExecutionHooks() ExecutionHookInformer {
+// ExecutionHooks returns a TypedExecutionHookInformer.
+func (v *version) ExecutionHooks() TypedExecutionHookInformer {
 	return &executionHookInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
-// HookActions returns a HookActionInformer.
-func (v *version) HookActions() HookActionInformer {
+// HookActions returns a TypedHookActionInformer.
+func (v *version) HookActions() TypedHookActionInformer {
 	return &hookActionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
-// RolloutDeliveries returns a RolloutDeliveryInformer.
-func (v *version) RolloutDeliveries() RolloutDeliveryInformer {
+// RolloutDeliveries returns a TypedRolloutDeliveryInformer.
+func (v *version) RolloutDeliveries() TypedRolloutDeliveryInformer {
 	return &rolloutDeliveryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
-// RolloutNotifiers returns a RolloutNotifierInformer.
-func (v *version) RolloutNotifiers() RolloutNotifierInformer {
+// RolloutNotifiers returns a TypedRolloutNotifierInformer.
+func (v *version) RolloutNotifiers() TypedRolloutNotifierInformer {
 	return &rolloutNotifierInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

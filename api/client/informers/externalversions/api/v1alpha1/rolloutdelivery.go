@@ -34,11 +34,39 @@ import (
 )
 
 // RolloutDeliveryInformer provides access to a shared informer and lister for
-// RolloutDeliveries.
+// RolloutDeliveries. Prefer using the type-safe variant (see [TypedRolloutDeliveryInformer]).
 type RolloutDeliveryInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() apiv1alpha1.RolloutDeliveryLister
 }
+
+// TypedRolloutDeliveryInformer provides access to a shared informer and lister for
+// RolloutDeliveries, including the type-safe TypedInformer variant.
+// It is a superset of RolloutDeliveryInformer.
+type TypedRolloutDeliveryInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() RolloutDeliveryIndexInformer
+	Lister() apiv1alpha1.RolloutDeliveryLister
+}
+
+// RolloutDeliveryIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type RolloutDeliveryIndexInformer cache.TypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutDelivery]
+
+// RolloutDeliveryHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for RolloutDelivery.
+type RolloutDeliveryHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*stagehandapiv1alpha1.RolloutDelivery]
+
+// RolloutDeliveryDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for RolloutDelivery.
+type RolloutDeliveryDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*stagehandapiv1alpha1.RolloutDelivery]
+
+// RolloutDeliveryFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for RolloutDelivery.
+type RolloutDeliveryFilteringHandler = cache.TypedFilteringResourceEventHandler[*stagehandapiv1alpha1.RolloutDelivery]
+
+// RolloutDeliveryIndexers is a specialization of [cache.TypedIndexers] for RolloutDelivery.
+type RolloutDeliveryIndexers = cache.TypedIndexers[*stagehandapiv1alpha1.RolloutDelivery]
+
+// DeletedRolloutDelivery is a specialization of [cache.DeletedObject] for RolloutDelivery.
+type DeletedRolloutDelivery = cache.DeletedObject[*stagehandapiv1alpha1.RolloutDelivery]
 
 type rolloutDeliveryInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type rolloutDeliveryInformer struct {
 // NewRolloutDeliveryInformer constructs a new informer for RolloutDelivery type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedRolloutDeliveryInformer]).
 func NewRolloutDeliveryInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewRolloutDeliveryInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedRolloutDeliveryInformer constructs a new informer for RolloutDelivery type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedRolloutDeliveryInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers RolloutDeliveryIndexers) RolloutDeliveryIndexInformer {
+	return NewTypedRolloutDeliveryInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredRolloutDeliveryInformer constructs a new informer for RolloutDelivery type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredRolloutDeliveryInformer]).
 func NewFilteredRolloutDeliveryInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewRolloutDeliveryInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedRolloutDeliveryInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredRolloutDeliveryInformer constructs a new informer for RolloutDelivery type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredRolloutDeliveryInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers RolloutDeliveryIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) RolloutDeliveryIndexInformer {
+	return NewTypedRolloutDeliveryInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewRolloutDeliveryInformerWithOptions constructs a new informer for RolloutDelivery type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedRolloutDeliveryInformerWithOptions]).
 func NewRolloutDeliveryInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedRolloutDeliveryInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedRolloutDeliveryInformerWithOptions constructs a new informer for RolloutDelivery type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedRolloutDeliveryInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) RolloutDeliveryIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "stagehand.dev", Version: "v1alpha1", Resource: "rolloutdeliverys"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutDelivery](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewRolloutDeliveryInformerWithOptions(client versioned.Interface, namespace
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *rolloutDeliveryInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewRolloutDeliveryInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedRolloutDeliveryInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *rolloutDeliveryInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&stagehandapiv1alpha1.RolloutDelivery{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *rolloutDeliveryInformer) TypedInformer() RolloutDeliveryIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutDelivery](f.factory.InformerFor(&stagehandapiv1alpha1.RolloutDelivery{}, f.defaultInformer))
 }
 
 func (f *rolloutDeliveryInformer) Lister() apiv1alpha1.RolloutDeliveryLister {
 	return apiv1alpha1.NewRolloutDeliveryLister(f.Informer().GetIndexer())
+}
+
+// ToTypedRolloutDeliveryInformer converts an untyped informer into a TypedRolloutDeliveryInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *RolloutDelivery. If that is not the case, calling type-safe methods of the returned
+// TypedRolloutDeliveryInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedRolloutDeliveryInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedRolloutDeliveryInformer(informer RolloutDeliveryInformer) TypedRolloutDeliveryInformer {
+	if informer, ok := informer.(TypedRolloutDeliveryInformer); ok {
+		return informer
+	}
+	return &rolloutDeliveryTypedInformerAdapter{informer}
+}
+
+type rolloutDeliveryTypedInformerAdapter struct {
+	RolloutDeliveryInformer
+}
+
+func (a *rolloutDeliveryTypedInformerAdapter) TypedInformer() RolloutDeliveryIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutDelivery](a.Informer())
+}
+
+// ToRolloutDeliveryIndexInformer converts an untyped informer into a RolloutDeliveryIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *RolloutDelivery. If that is not the case, calling type-safe methods of the returned
+// RolloutDeliveryIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a RolloutDeliveryIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToRolloutDeliveryIndexInformer(informer cache.SharedIndexInformer) RolloutDeliveryIndexInformer {
+	if informer, ok := informer.(RolloutDeliveryIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutDelivery](informer)
 }

@@ -34,11 +34,39 @@ import (
 )
 
 // RolloutNotifierInformer provides access to a shared informer and lister for
-// RolloutNotifiers.
+// RolloutNotifiers. Prefer using the type-safe variant (see [TypedRolloutNotifierInformer]).
 type RolloutNotifierInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() apiv1alpha1.RolloutNotifierLister
 }
+
+// TypedRolloutNotifierInformer provides access to a shared informer and lister for
+// RolloutNotifiers, including the type-safe TypedInformer variant.
+// It is a superset of RolloutNotifierInformer.
+type TypedRolloutNotifierInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() RolloutNotifierIndexInformer
+	Lister() apiv1alpha1.RolloutNotifierLister
+}
+
+// RolloutNotifierIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type RolloutNotifierIndexInformer cache.TypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutNotifier]
+
+// RolloutNotifierHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for RolloutNotifier.
+type RolloutNotifierHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*stagehandapiv1alpha1.RolloutNotifier]
+
+// RolloutNotifierDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for RolloutNotifier.
+type RolloutNotifierDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*stagehandapiv1alpha1.RolloutNotifier]
+
+// RolloutNotifierFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for RolloutNotifier.
+type RolloutNotifierFilteringHandler = cache.TypedFilteringResourceEventHandler[*stagehandapiv1alpha1.RolloutNotifier]
+
+// RolloutNotifierIndexers is a specialization of [cache.TypedIndexers] for RolloutNotifier.
+type RolloutNotifierIndexers = cache.TypedIndexers[*stagehandapiv1alpha1.RolloutNotifier]
+
+// DeletedRolloutNotifier is a specialization of [cache.DeletedObject] for RolloutNotifier.
+type DeletedRolloutNotifier = cache.DeletedObject[*stagehandapiv1alpha1.RolloutNotifier]
 
 type rolloutNotifierInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type rolloutNotifierInformer struct {
 // NewRolloutNotifierInformer constructs a new informer for RolloutNotifier type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedRolloutNotifierInformer]).
 func NewRolloutNotifierInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewRolloutNotifierInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedRolloutNotifierInformer constructs a new informer for RolloutNotifier type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedRolloutNotifierInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers RolloutNotifierIndexers) RolloutNotifierIndexInformer {
+	return NewTypedRolloutNotifierInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredRolloutNotifierInformer constructs a new informer for RolloutNotifier type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredRolloutNotifierInformer]).
 func NewFilteredRolloutNotifierInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewRolloutNotifierInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedRolloutNotifierInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredRolloutNotifierInformer constructs a new informer for RolloutNotifier type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredRolloutNotifierInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers RolloutNotifierIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) RolloutNotifierIndexInformer {
+	return NewTypedRolloutNotifierInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewRolloutNotifierInformerWithOptions constructs a new informer for RolloutNotifier type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedRolloutNotifierInformerWithOptions]).
 func NewRolloutNotifierInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedRolloutNotifierInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedRolloutNotifierInformerWithOptions constructs a new informer for RolloutNotifier type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedRolloutNotifierInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) RolloutNotifierIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "stagehand.dev", Version: "v1alpha1", Resource: "rolloutnotifiers"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutNotifier](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewRolloutNotifierInformerWithOptions(client versioned.Interface, namespace
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *rolloutNotifierInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewRolloutNotifierInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedRolloutNotifierInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *rolloutNotifierInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&stagehandapiv1alpha1.RolloutNotifier{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *rolloutNotifierInformer) TypedInformer() RolloutNotifierIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutNotifier](f.factory.InformerFor(&stagehandapiv1alpha1.RolloutNotifier{}, f.defaultInformer))
 }
 
 func (f *rolloutNotifierInformer) Lister() apiv1alpha1.RolloutNotifierLister {
 	return apiv1alpha1.NewRolloutNotifierLister(f.Informer().GetIndexer())
+}
+
+// ToTypedRolloutNotifierInformer converts an untyped informer into a TypedRolloutNotifierInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *RolloutNotifier. If that is not the case, calling type-safe methods of the returned
+// TypedRolloutNotifierInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedRolloutNotifierInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedRolloutNotifierInformer(informer RolloutNotifierInformer) TypedRolloutNotifierInformer {
+	if informer, ok := informer.(TypedRolloutNotifierInformer); ok {
+		return informer
+	}
+	return &rolloutNotifierTypedInformerAdapter{informer}
+}
+
+type rolloutNotifierTypedInformerAdapter struct {
+	RolloutNotifierInformer
+}
+
+func (a *rolloutNotifierTypedInformerAdapter) TypedInformer() RolloutNotifierIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutNotifier](a.Informer())
+}
+
+// ToRolloutNotifierIndexInformer converts an untyped informer into a RolloutNotifierIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *RolloutNotifier. If that is not the case, calling type-safe methods of the returned
+// RolloutNotifierIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a RolloutNotifierIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToRolloutNotifierIndexInformer(informer cache.SharedIndexInformer) RolloutNotifierIndexInformer {
+	if informer, ok := informer.(RolloutNotifierIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*stagehandapiv1alpha1.RolloutNotifier](informer)
 }
