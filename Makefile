@@ -74,6 +74,17 @@ test: build controlplane registry tools node oci-images chromium ## Run every te
 test-realnode-suite:
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode -v ./realnode/
 
+# The oldest Kubernetes that Stagehand supports (docs/install.md): the version pinned in
+# hack/tools/controlplane-oldest. On it, deploy/ installs (without the 1.36 MutatingAdmissionPolicy),
+# every admission policy type-checks, and rollouts, hooks, defer steps and notifications run.
+OLDEST_KUBE_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" { print $$3 }' hack/tools/controlplane-oldest/go.mod)
+OLDEST_TESTS := TestAdmission.*|TestSecurityPoliciesAreInstalledAndTypeCheck|TestForgedSnapshotIsRefused|TestExecutionHookAdmission|TestDeploymentConfigExecHookAdmission|TestDeferPolicySchemaNamesTheField|TestDeferStepsPolicyTypeChecks|TestDeferStepsRunInOrderOnTheSameNodeWithThePodsVolume|TestNotifierSendsEachEventOnceSigned|TestNotifierNeedsTheRightToReadItsSecrets|TestNotifierSaysWhenItCannotSend|TestStatefulSetRolloutWalksFromTheHighestOrdinalAndKeepsTheClaims|TestRefusedReplicaSetFailsTheRevisionAtOnce
+
+.PHONY: test-oldest
+test-oldest: build registry oci-images ## Run the install, admission and core e2e tests on the oldest supported Kubernetes (built into bin/k8s-v$(OLDEST_KUBE_VERSION)/).
+	KUBE_OLDEST=1 hack/build-controlplane.sh
+	cd $(E2E_MODULE) && STAGEHAND_KUBERNETES_VERSION=$(OLDEST_KUBE_VERSION) go test $(GO_TEST_FLAGS) -tags e2e -run '^($(OLDEST_TESTS))$$' .
+
 .PHONY: node
 node: ## Install containerd, runc, iptables and the CNI plugins with apt-get (hack/install-node.sh), and build the kubelet and kube-proxy (hack/build-kubelet.sh), for the real node.
 	hack/install-node.sh

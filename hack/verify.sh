@@ -29,8 +29,14 @@ hack/build-tools.sh helm
 lint_out=$("$helm" lint --strict charts/stagehand 2>&1) || { echo "$lint_out" >&2; fail=1; }
 if grep -E '^\[(WARNING|ERROR)\]' <<<"$lint_out" >&2; then fail=1; fi
 "$helm" template stagehand charts/stagehand --namespace stagehand-system --include-crds --kube-version v1.37.0 \
+  --api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy --api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding \
   >"$snapshot/chart.yaml" || fail=1
 go run ./hack/chartdiff deploy "$snapshot/chart.yaml" || fail=1
+# On a cluster before 1.36 (no MutatingAdmissionPolicy API) the chart leaves that policy out.
+if "$helm" template stagehand charts/stagehand --namespace stagehand-system --kube-version v1.34.0 | grep -q '^kind: MutatingAdmissionPolicy'; then
+  echo "verify: the chart renders a MutatingAdmissionPolicy for a cluster that does not serve the API" >&2
+  fail=1
+fi
 
 echo "verify: the Grafana dashboard queries only series the controller exports"
 go test -count=1 -run '^TestDashboardQueriesOnlyExportedSeries$' ./cmd/stagehand-controller/ >/dev/null || fail=1

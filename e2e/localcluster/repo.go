@@ -11,6 +11,11 @@ import (
 // KubernetesVersion is the control-plane version that hack/build-controlplane.sh builds.
 const KubernetesVersion = "v1.37.2"
 
+// KubernetesVersionEnv names the environment variable that runs the cluster on another
+// control-plane version built into bin/k8s-<version>/: make test-oldest sets it to the
+// oldest supported one, which KUBE_OLDEST=1 hack/build-controlplane.sh builds.
+const KubernetesVersionEnv = "STAGEHAND_KUBERNETES_VERSION"
+
 // DirEnv names the environment variable that overrides the default cluster folder.
 const DirEnv = "STAGEHAND_LOCALCLUSTER_DIR"
 
@@ -60,9 +65,14 @@ func ControlPlaneMissing(binDir string) string {
 	return ""
 }
 
-// DefaultBinDir is where hack/build-controlplane.sh puts the control-plane binaries.
+// DefaultBinDir is where hack/build-controlplane.sh puts the control-plane binaries: those
+// of KubernetesVersion, or of the version $STAGEHAND_KUBERNETES_VERSION names.
 func DefaultBinDir(repoRoot string) string {
-	return filepath.Join(repoRoot, "bin", "k8s-"+KubernetesVersion)
+	version := KubernetesVersion
+	if v := os.Getenv(KubernetesVersionEnv); v != "" {
+		version = "v" + strings.TrimPrefix(v, "v")
+	}
+	return filepath.Join(repoRoot, "bin", "k8s-"+version)
 }
 
 // DefaultDir is the cluster folder used when neither a flag nor $STAGEHAND_LOCALCLUSTER_DIR
