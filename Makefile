@@ -61,11 +61,12 @@ release: ## Build the release archives (3 binaries for linux and darwin, amd64 a
 	hack/release.sh
 
 .PHONY: test
-test: build controlplane registry tools node oci-images chromium ## Run every test: unit tests, the integration and e2e suites on a local control plane, and the real-node suite (needs root).
+test: build controlplane registry tools node oci-images chromium ## Run every test: unit tests, the integration and e2e suites on a local control plane, the oldest supported Kubernetes (test-oldest), and the real-node suite (needs root).
 	go test $(GO_TEST_FLAGS) ./...
 	cd $(LOCALCLUSTER_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e,realnode ./...
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory test-oldest
 	$(MAKE) --no-print-directory test-realnode-suite
 
 # The real-node suite runs alone, after the others: one real node per machine at a time. -v
@@ -78,7 +79,7 @@ test-realnode-suite:
 # hack/tools/controlplane-oldest. On it, deploy/ installs (without the 1.36 MutatingAdmissionPolicy),
 # every admission policy type-checks, and rollouts, hooks, defer steps and notifications run.
 OLDEST_KUBE_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" { print $$3 }' hack/tools/controlplane-oldest/go.mod)
-OLDEST_TESTS := TestAdmission.*|TestSecurityPoliciesAreInstalledAndTypeCheck|TestForgedSnapshotIsRefused|TestExecutionHookAdmission|TestDeploymentConfigExecHookAdmission|TestDeferPolicySchemaNamesTheField|TestDeferStepsPolicyTypeChecks|TestDeferStepsRunInOrderOnTheSameNodeWithThePodsVolume|TestNotifierSendsEachEventOnceSigned|TestNotifierNeedsTheRightToReadItsSecrets|TestNotifierSaysWhenItCannotSend|TestStatefulSetRolloutWalksFromTheHighestOrdinalAndKeepsTheClaims|TestRefusedReplicaSetFailsTheRevisionAtOnce
+OLDEST_TESTS := TestAdmission.*|TestDeferRunningStepsNeedsCreatePods|TestDeferControllerIdentityStepPodsAndPodUpdates|TestSecurityPoliciesAreInstalledAndTypeCheck|TestForgedSnapshotIsRefused|TestExecutionHookAdmission|TestDeploymentConfigExecHookAdmission|TestDeferPolicySchemaNamesTheField|TestDeferStepsPolicyTypeChecks|TestDeferStepsRunInOrderOnTheSameNodeWithThePodsVolume|TestNotifierSendsEachEventOnceSigned|TestNotifierNeedsTheRightToReadItsSecrets|TestNotifierSaysWhenItCannotSend|TestStatefulSetRolloutWalksFromTheHighestOrdinalAndKeepsTheClaims|TestRefusedReplicaSetFailsTheRevisionAtOnce
 
 .PHONY: test-oldest
 test-oldest: build registry oci-images ## Run the install, admission and core e2e tests on the oldest supported Kubernetes (built into bin/k8s-v$(OLDEST_KUBE_VERSION)/).
