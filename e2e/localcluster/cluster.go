@@ -265,6 +265,11 @@ func (c *Cluster) start(ctx context.Context) error {
 			return nil, nil, err
 		}
 		args := apiserverArgs(c.layout, c.state.Ports, c.opts.PriorityAndFairness, c.nodeIP)
+		minor, err := minorVersion(filepath.Join(c.opts.BinDir, "kube-apiserver"))
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, alphaAPIArgs(minor)...)
 		if c.opts.AuditLog {
 			audit, err := auditArgs(c.layout)
 			if err != nil {

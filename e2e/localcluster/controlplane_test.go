@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/gate"
 )
@@ -76,6 +78,26 @@ func TestControlPlane(t *testing.T) {
 	for _, name := range c.NodeNames() {
 		_, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		assert.NoError(t, err, "Node %s", name)
+	}
+
+	// From 1.37 the EvictionRequest API is on (alphaAPIArgs): its resources are served and
+	// a pod keeps the evictionResponders it is created with (docs/evictions.md)
+	minor, err := minorVersion(filepath.Join(bin, "kube-apiserver"))
+	require.NoError(t, err)
+	if minor >= 37 {
+		resources, err := cs.Discovery().ServerResourcesForGroupVersion(EvictionRequestGroupVersion)
+		require.NoError(t, err, "the cluster serves %s", EvictionRequestGroupVersion)
+		var names []string
+		for _, r := range resources.APIResources {
+			names = append(names, r.Name)
+		}
+		assert.Subset(t, names, []string{"evictionrequests", "evictions"})
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "responder"}, Spec: corev1.PodSpec{
+			Containers:         []corev1.Container{{Name: "c", Image: "example.com/app:1"}},
+			EvictionResponders: []corev1.EvictionResponder{{Name: "stagehand.dev/defer", Priority: ptr.To[int32](10000)}}}}
+		created, err := cs.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		require.NoError(t, err)
+		assert.Len(t, created.Spec.EvictionResponders, 1, "the feature gate keeps the pod's evictionResponders")
 	}
 
 	pids := map[string]int{}
