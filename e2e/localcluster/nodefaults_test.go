@@ -45,6 +45,7 @@ func TestStopNodeFreezesItsKubeletUntilStartNode(t *testing.T) {
 		waitForPod(ctx, t, cs, p.Name, "Running", isRunning)
 	}
 	keeperPID, doomedPID, quitterPID := readPodPID(t, c, keeper), readPodPID(t, c, doomed), readPodPID(t, c, quitter)
+	keeperStart, doomedStart, quitterStart := startOf(t, keeperPID), startOf(t, doomedPID), startOf(t, quitterPID)
 
 	// When the node stops, and meanwhile a pod of it is deleted, one is created for it, and
 	// one's container exits
@@ -53,7 +54,7 @@ func TestStopNodeFreezesItsKubeletUntilStartNode(t *testing.T) {
 	require.NoError(t, cs.CoreV1().Pods(metav1.NamespaceDefault).Delete(ctx, doomed.Name, metav1.DeleteOptions{}))
 	late := createScriptPod(ctx, t, cs, "late", stopped, corev1.RestartPolicyAlways, sleepScript)
 	require.NoError(t, os.WriteFile(filepath.Join(podDir(c, quitter), "quit"), nil, 0o644))
-	require.Eventually(t, func() bool { return !procAlive(quitterPID, "") }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return !procAlive(quitterPID, quitterStart) }, 10*time.Second, 20*time.Millisecond,
 		"the quitter's process should exit on its own")
 	time.Sleep(time.Until(stoppedAt.Add(leaseRenewal)))
 
@@ -61,8 +62,8 @@ func TestStopNodeFreezesItsKubeletUntilStartNode(t *testing.T) {
 	assert.True(t, leaseRenewTime(ctx, t, cs, stopped).Before(stoppedAt), "the stopped node renewed its Lease")
 	assert.True(t, leaseRenewTime(ctx, t, cs, running).After(stoppedAt), "the running node's Lease was not renewed")
 	// And the containers keep running
-	assert.True(t, procAlive(keeperPID, ""), "the keeper's process died with its kubelet")
-	assert.True(t, procAlive(doomedPID, ""), "the deletion of a pod was acted on while its node was stopped")
+	assert.True(t, procAlive(keeperPID, keeperStart), "the keeper's process died with its kubelet")
+	assert.True(t, procAlive(doomedPID, doomedStart), "the deletion of a pod was acted on while its node was stopped")
 	// And nothing was reported or acted on: the deleted pod is still there, the new pod did
 	// not start, and the quitter is still Running
 	got := getPod(ctx, t, cs, doomed.Name)
@@ -83,16 +84,25 @@ func TestStopNodeFreezesItsKubeletUntilStartNode(t *testing.T) {
 		5*time.Second, 50*time.Millisecond, "the Lease should be renewed once the node starts")
 	// And the deleted pod is stopped and deleted, the new pod runs, the quitter succeeded
 	waitForPodGone(ctx, t, cs, doomed.Name)
-	assert.False(t, procAlive(doomedPID, ""), "the deleted pod's process outlived its pod")
+	assert.False(t, procAlive(doomedPID, doomedStart), "the deleted pod's process outlived its pod")
 	waitForPod(ctx, t, cs, late.Name, "Running", isRunning)
 	readPodPID(t, c, late)
 	waitForPod(ctx, t, cs, quitter.Name, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
 	// And the keeper runs on, the same process, reported Running without a restart
-	assert.True(t, procAlive(keeperPID, ""), "the keeper's process")
+	assert.True(t, procAlive(keeperPID, keeperStart), "the keeper's process")
 	got = getPod(ctx, t, cs, keeper.Name)
 	assert.Equal(t, corev1.PodRunning, got.Status.Phase)
 	require.Len(t, got.Status.ContainerStatuses, 1)
 	assert.Zero(t, got.Status.ContainerStatuses[0].RestartCount)
+}
+
+// startOf is the start time of process pid, which tells it from a later process given the
+// same PID: pid_max may be 32768, and a busy machine wraps around it in seconds.
+func startOf(t *testing.T, pid int) string {
+	t.Helper()
+	start, err := procStartTime(pid)
+	require.NoError(t, err)
+	return start
 }
 
 func TestLoseNodeKillsItsContainers(t *testing.T) {
@@ -106,6 +116,7 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 	waitForPod(ctx, t, cs, survivor.Name, "Running", isRunning)
 	waitForPod(ctx, t, cs, victim.Name, "Running", isRunning)
 	survivorPID, victimPID := readPodPID(t, c, survivor), readPodPID(t, c, victim)
+	survivorStart, victimStart := startOf(t, survivorPID), startOf(t, victimPID)
 
 	// When one node is lost
 	require.NoError(t, c.LoseNode(lost))
@@ -113,7 +124,7 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 	// Then its container's processes are gone at once, the shim's included
 	require.Eventually(t, func() bool { return len(processesOf(podDir(c, victim))) == 0 }, 5*time.Second, 20*time.Millisecond,
 		"the lost node's container should be killed")
-	assert.False(t, procAlive(victimPID, ""))
+	assert.False(t, procAlive(victimPID, victimStart))
 	// And they do not come back, nor is anything reported, while the other node's pod runs on
 	require.NoError(t, os.Remove(filepath.Join(podDir(c, victim), "pid")))
 	assert.Never(t, func() bool { return len(processesOf(podDir(c, victim))) > 0 }, 3*time.Second, 50*time.Millisecond,
@@ -122,7 +133,7 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 	assert.Equal(t, corev1.PodRunning, got.Status.Phase)
 	require.Len(t, got.Status.ContainerStatuses, 1)
 	assert.NotNil(t, got.Status.ContainerStatuses[0].State.Running, "the killed container's end was reported")
-	assert.True(t, procAlive(survivorPID, ""), "the other node's pod died")
+	assert.True(t, procAlive(survivorPID, survivorStart), "the other node's pod died")
 
 	// When its Node is deleted, and the node starts again, as a machine that came back
 	oldNode, err := cs.CoreV1().Nodes().Get(ctx, lost, metav1.GetOptions{})
@@ -145,7 +156,7 @@ func TestLoseNodeKillsItsContainers(t *testing.T) {
 	require.NoError(t, c.Stop())
 
 	// Then the stopped node's container went with the cluster, as everything else did
-	assert.False(t, procAlive(survivorPID, ""), "a container of a stopped node outlived Stop")
+	assert.False(t, procAlive(survivorPID, survivorStart), "a container of a stopped node outlived Stop")
 	assertNothingLeft(t, c.Dir())
 }
 
