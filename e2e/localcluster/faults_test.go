@@ -34,6 +34,7 @@ func TestRestartAPIServerKeepsTheClusterWorking(t *testing.T) {
 	defer cancel()
 	load := startAPILoad(ctx, t, cs, 4)
 	old, err := c.liveProcess(apiserverName)
+	oldStart := startOf(t, old.pid)
 	require.NoError(t, err)
 
 	// When the apiserver restarts after a second down
@@ -42,14 +43,15 @@ func TestRestartAPIServerKeepsTheClusterWorking(t *testing.T) {
 	t.Logf("restarted %s in %s", apiserverName, time.Since(began).Round(time.Millisecond))
 
 	// Then a new apiserver process runs on the same port, and the cluster tracks it
-	restarted := requireRestarted(t, c, old)
+	restarted := requireRestarted(t, c, old, oldStart)
+	restartedStart := startOf(t, restarted.pid)
 	// And the clients went on by themselves
 	load.requireGoesOn(t)
 	// And a ReplicaSet's pod runs
 	requireReplicaSetRuns(ctx, t, cs, "after-apiserver-restart")
 	// And Stop stops the new process
 	require.NoError(t, c.Stop())
-	assert.False(t, procAlive(restarted.pid, ""), "the restarted apiserver outlived Stop")
+	assert.False(t, procAlive(restarted.pid, restartedStart), "the restarted apiserver outlived Stop")
 }
 
 func TestRestartEtcdKeepsTheData(t *testing.T) {
@@ -63,6 +65,7 @@ func TestRestartEtcdKeepsTheData(t *testing.T) {
 	pod := requireReplicaSetRuns(ctx, t, cs, "before-etcd-restart")
 	load := startAPILoad(ctx, t, cs, 4)
 	old, err := c.liveProcess(etcdName)
+	oldStart := startOf(t, old.pid)
 	require.NoError(t, err)
 
 	// When etcd restarts after a second down
@@ -71,7 +74,7 @@ func TestRestartEtcdKeepsTheData(t *testing.T) {
 	t.Logf("restarted %s in %s", etcdName, time.Since(began).Round(time.Millisecond))
 
 	// Then a new etcd process runs, and the cluster tracks it
-	requireRestarted(t, c, old)
+	requireRestarted(t, c, old, oldStart)
 	// And what was there before is still there
 	got, err := cs.CoreV1().ConfigMaps(metav1.NamespaceDefault).Get(ctx, "kept", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -101,14 +104,15 @@ func startFaultCluster(t *testing.T, nodes int) (*Cluster, kubernetes.Interface)
 	return c, cs
 }
 
-// requireRestarted checks that the component of old runs as another, live process, which
-// the cluster and the pid file name and which listens where old did, and that old is gone.
-func requireRestarted(t *testing.T, c *Cluster, old *process) *process {
+// requireRestarted checks that the component of old (which started at oldStart) runs as
+// another, live process, which the cluster and the pid file name and which listens where
+// old did, and that old is gone.
+func requireRestarted(t *testing.T, c *Cluster, old *process, oldStart string) *process {
 	t.Helper()
 	p, err := c.liveProcess(old.name)
 	require.NoError(t, err)
 	require.NotEqual(t, old.pid, p.pid, "%s runs as the same process", old.name)
-	assert.False(t, procAlive(old.pid, ""), "the old %s (pid %d) still runs", old.name, old.pid)
+	assert.False(t, procAlive(old.pid, oldStart), "the old %s (pid %d) still runs", old.name, old.pid)
 	assert.True(t, procAlive(p.pid, ""), "the new %s (pid %d) does not run", old.name, p.pid)
 	pid, alive, err := readPIDFile(c.layout.pidFile(old.name))
 	require.NoError(t, err)
