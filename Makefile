@@ -67,6 +67,7 @@ test: build controlplane registry tools node oci-images chromium ## Run every te
 	cd $(E2E_MODULE) && go test $(GO_TEST_FLAGS) -tags e2e ./...
 	cd $(IMAGES_MODULE) && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory test-oldest
+	$(MAKE) --no-print-directory test-demo
 	$(MAKE) --no-print-directory test-realnode-suite
 
 # The real-node suite runs alone, after the others: one real node per machine at a time. -v
@@ -110,6 +111,13 @@ chaos: build controlplane registry ## Run the chaos suite at full size: 100 roll
 .PHONY: demo
 demo: build controlplane ## Start the local control plane, install Stagehand and show a DeploymentConfig.
 	hack/demo.sh
+
+# The README's first command, end to end, then the cluster it leaves running is stopped.
+.PHONY: test-demo
+test-demo: build controlplane ## Run make demo and stop its cluster (part of make test: the README's first command stays true).
+	hack/demo.sh >$(BIN)/demo.log 2>&1 || { tail -40 $(BIN)/demo.log; $(MAKE) --no-print-directory cluster-down; exit 1; }
+	$(MAKE) --no-print-directory cluster-down
+	@echo "make demo: OK (log in $(BIN)/demo.log)"
 
 .PHONY: cluster-up
 cluster-up: build controlplane registry ## Start the local cluster and its registry in .localcluster/ (then: eval "$$(bin/stagehand-localcluster env)").

@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bin=$root/bin
-kubectl=$(ls -d "$bin"/k8s-v*/kubectl | head -1)
+kubectl=$bin/k8s-v$(awk -F= '/^KUBE_VERSION=/ { print $2; exit }' hack/build-controlplane.sh)/kubectl
 export KUBECONFIG=$root/.localcluster/kubeconfig
 # kubectl finds its plugins on the PATH: bin/kubectl-stagehand is `kubectl stagehand`.
 export PATH=$bin:$PATH
@@ -69,8 +69,8 @@ step "Changing the template: revision 2 rolls out"
 "$kubectl" get dc hello
 
 step "The revisions are ReplicaSets: revision 2 runs, revision 1 is kept at 0 for rollback"
-"$kubectl" get rs -l stagehand.dev/config=hello -L stagehand.dev/revision \
-  -o custom-columns='NAME:.metadata.name,DESIRED:.spec.replicas,READY:.status.readyReplicas,PHASE:.metadata.annotations.stagehand\.dev/phase,CAUSE:.metadata.annotations.stagehand\.dev/cause'
+"$kubectl" get rs -l stagehand.dev/config=hello \
+  -o custom-columns='NAME:.metadata.name,REVISION:.metadata.labels.stagehand\.dev/revision,DESIRED:.spec.replicas,READY:.status.readyReplicas,PHASE:.metadata.annotations.stagehand\.dev/phase,CAUSE:.metadata.annotations.stagehand\.dev/cause'
 "$kubectl" get pods -l app=hello
 
 step "The deployer pod's log tells the story of revision 2"

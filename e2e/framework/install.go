@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/stagehand-dev/stagehand/e2e/localcluster"
 	"github.com/stagehand-dev/stagehand/e2e/localcluster/nodeagent"
 )
 
@@ -158,15 +160,17 @@ func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
 	}
 }
 
+// kubectl is the kubectl of the cluster's version (bin/k8s-<version>/, which
+// STAGEHAND_KUBERNETES_VERSION chooses), else the one on the PATH.
 func (e *Env) kubectl() (string, error) {
-	matches, _ := filepath.Glob(filepath.Join(e.RepoRoot, "bin", "k8s-v*", "kubectl"))
-	if len(matches) == 0 {
-		if path, err := exec.LookPath("kubectl"); err == nil {
-			return path, nil
-		}
-		return "", fmt.Errorf("no kubectl in bin/k8s-v*/ or on PATH (run make controlplane)")
+	path := filepath.Join(localcluster.DefaultBinDir(e.RepoRoot), "kubectl")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
 	}
-	return matches[0], nil
+	if path, err := exec.LookPath("kubectl"); err == nil {
+		return path, nil
+	}
+	return "", fmt.Errorf("no kubectl in %s or on PATH (run make controlplane)", filepath.Dir(path))
 }
 
 // Kubectl runs kubectl against the suite's cluster in namespace ns and returns its
