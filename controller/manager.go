@@ -179,19 +179,16 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if opts.Events != nil {
 		m.Defer.SendEventsWith(opts.Events)
 	}
-	// The hook pods, cached for the notifier's HookFailed only.
-	hookPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.HookStageLabel })
-	m.factories = append(m.factories, hookPods)
-	own := notify.Informers{
+	hookPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.HookStageLabel }) // for HookFailed only
+	if err := m.addNotify(kube, stagehand, inf, notify.Informers{
 		Notifiers: dcs.Stagehand().V1alpha1().RolloutNotifiers(), Receipts: dcs.Stagehand().V1alpha1().RolloutDeliveries(),
 		HookPods: hookPods.Core().V1().Pods(), Pods: allPods.Core().V1().Pods(), ExecutionHooks: dcs.Stagehand().V1alpha1().ExecutionHooks(),
-	}
-	if err := m.addNotify(kube, stagehand, inf, own, opts, metrics, log); err != nil {
+	}, opts, metrics, log); err != nil {
 		return nil, err
 	}
 	m.synced = append(m.synced, allPods.Core().V1().Pods().Informer().HasSynced, allPods.Core().V1().Nodes().Informer().HasSynced,
 		dcs.Stagehand().V1alpha1().DeferPolicies().Informer().HasSynced)
-	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods)
+	m.factories = append(m.factories, revisions, statefulRevisions, deployerPods, access, dcs, allPods, hookPods)
 	for _, i := range []cache.SharedIndexInformer{inf.DeploymentConfigs.Informer(), inf.ReplicaSets.Informer(), inf.StatefulRevisions, inf.StatefulSets.Informer(),
 		inf.DeployerPods.Informer(), inf.ServiceAccounts.Informer(), inf.RoleBindings.Informer()} {
 		m.synced = append(m.synced, i.HasSynced)
