@@ -47,6 +47,7 @@ type Controller struct {
 	notifiers listers.RolloutNotifierLister
 	receipts  listers.RolloutDeliveryLister
 	failures  failureSources
+	judged    judgedTimes
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 	metrics   *plumbing.Metrics

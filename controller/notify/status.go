@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,16 +18,34 @@ import (
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
 )
 
-// notReadyRecheck is how often a notifier that is not Ready is checked again: a Secret
-// may be created, or the controller granted its read, later.
-const notReadyRecheck = 30 * time.Second
+// How often a notifier's receivers are checked again: while it is not Ready a Secret may
+// be created, or the controller granted its read; while it is Ready a Secret may go.
+const (
+	notReadyRecheck = 30 * time.Second
+	readyRecheck    = 5 * time.Minute
+)
+
+// needsJudging reports whether a notifier's Ready condition is judged again now: when it
+// has none, when its spec changed since, and when the recheck interval for its state has
+// passed since it was last judged (at judged; zero: not by this process).
+func needsJudging(n *v1alpha1.RolloutNotifier, ready *metav1.Condition, judged, now time.Time) bool {
+	switch {
+	case ready == nil || n.Status.ObservedGeneration != n.Generation || judged.IsZero():
+		return true
+	case ready.Status != metav1.ConditionTrue:
+		return !now.Before(judged.Add(notReadyRecheck))
+	}
+	return !now.Before(judged.Add(readyRecheck))
+}
 
 // syncNotifier writes a notifier's status: its receipts counted by result, and Ready,
 // which says whether every receiver can be sent to. Ready is judged again when the spec
-// changed, and every notReadyRecheck while it is not True.
+// changed, every notReadyRecheck while it is not True and every readyRecheck while it is
+// (needsJudging); a receipt's change, which only counts, reads no Secret.
 func (c *Controller) syncNotifier(ctx context.Context, ns, name string) error {
 	n, err := c.notifiers.RolloutNotifiers(ns).Get(name)
 	if apierrors.IsNotFound(err) || (err == nil && n.DeletionTimestamp != nil) {
+		c.judged.forget(ns + "/" + name)
 		return nil
 	}
 	if err != nil {
@@ -47,8 +66,9 @@ func (c *Controller) syncNotifier(ctx context.Context, ns, name string) error {
 		}
 	}
 	ready := meta.FindStatusCondition(n.Status.Conditions, v1alpha1.NotifierConditionReady)
-	judge := ready == nil || ready.Status != metav1.ConditionTrue || n.Status.ObservedGeneration != n.Generation
-	if judge {
+	now := c.now()
+	if needsJudging(n, ready, c.judged.get(ns+"/"+name), now) {
+		c.judged.set(ns+"/"+name, now)
 		cond := metav1.Condition{Type: v1alpha1.NotifierConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReceiversReady,
 			Message: "every receiver's Secrets can be read and its template parses", ObservedGeneration: n.Generation}
 		if reason, msg := c.unready(ctx, n); reason != "" {
@@ -76,7 +96,7 @@ func (c *Controller) syncNotifier(ctx context.Context, ns, name string) error {
 	if cond := meta.FindStatusCondition(cp.Status.Conditions, v1alpha1.NotifierConditionReady); cond != nil && cond.Status != metav1.ConditionTrue {
 		return plumbing.RequeueAfter(notReadyRecheck, "the notifier is not Ready; checking its receivers again")
 	}
-	return nil
+	return plumbing.RequeueAfter(readyRecheck, "checking the receivers of a Ready notifier again")
 }
 
 // unready is the reason and message of the first receiver that cannot be sent to, or "".
@@ -97,4 +117,31 @@ func (c *Controller) unready(ctx context.Context, n *v1alpha1.RolloutNotifier) (
 		}
 	}
 	return "", ""
+}
+
+// judgedTimes are when this process last judged each notifier's Ready condition.
+type judgedTimes struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (j *judgedTimes) get(key string) time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.at[key]
+}
+
+func (j *judgedTimes) set(key string, t time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.at == nil {
+		j.at = map[string]time.Time{}
+	}
+	j.at[key] = t
+}
+
+func (j *judgedTimes) forget(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.at, key)
 }
