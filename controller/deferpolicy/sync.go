@@ -19,25 +19,11 @@ import (
 
 var everything = labels.Everything()
 
-// sync dispatches a key to the pod, policy, ReplicaSet or StatefulSet handler.
+// sync dispatches a key to the pod, policy, ReplicaSet, StatefulSet or step handler.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	kind, ns, name, err := plumbing.SplitKindKey(key)
-	if err != nil {
-		return err
-	}
-	switch kind {
-	case kindPod:
-		return c.syncPod(ctx, ns, name)
-	case kindPolicy:
-		return c.syncPolicyStatus(ctx, ns, name)
-	case kindRS:
-		return c.syncScaleDown(ctx, ns, name)
-	case kindSet:
-		return c.syncStatefulScaleDown(ctx, ns, name)
-	case kindStep:
-		return c.syncStep(ctx, ns, name)
-	}
-	return plumbing.Fatal(fmt.Errorf("unknown key kind in %q", key))
+	return plumbing.DispatchKindKey(ctx, key, map[string]plumbing.KindSync{
+		kindPod: c.syncPod, kindPolicy: c.syncPolicyStatus, kindRS: c.syncScaleDown,
+		kindSet: c.syncStatefulScaleDown, kindStep: c.syncStep})
 }
 
 // syncPod moves one pod's defer run on.

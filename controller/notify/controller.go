@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -217,17 +216,6 @@ func (c *Controller) anyNotifier(namespace string) bool {
 
 // sync dispatches a key.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	kind, ns, name, err := plumbing.SplitKindKey(key)
-	if err != nil {
-		return err
-	}
-	switch kind {
-	case kindConfig:
-		return c.syncConfig(ctx, ns, name)
-	case kindDelivery:
-		return c.syncDelivery(ctx, ns, name)
-	case kindNotifier:
-		return c.syncNotifier(ctx, ns, name)
-	}
-	return plumbing.Fatal(fmt.Errorf("unknown key kind in %q", key))
+	return plumbing.DispatchKindKey(ctx, key, map[string]plumbing.KindSync{
+		kindConfig: c.syncConfig, kindDelivery: c.syncDelivery, kindNotifier: c.syncNotifier})
 }

@@ -1,6 +1,7 @@
 package plumbing
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -17,4 +18,21 @@ func SplitKindKey(key string) (kind, namespace, name string, err error) {
 		return "", "", "", Fatal(fmt.Errorf("malformed key %q", key))
 	}
 	return kind, namespace, name, nil
+}
+
+// KindSync syncs one object of a kind, by namespace and name.
+type KindSync func(ctx context.Context, namespace, name string) error
+
+// DispatchKindKey hands a KindKey to the sync of its kind; a malformed key, or one of a
+// kind without a sync, is Fatal.
+func DispatchKindKey(ctx context.Context, key string, syncs map[string]KindSync) error {
+	kind, ns, name, err := SplitKindKey(key)
+	if err != nil {
+		return err
+	}
+	sync, ok := syncs[kind]
+	if !ok {
+		return Fatal(fmt.Errorf("unknown key kind in %q", key))
+	}
+	return sync(ctx, ns, name)
 }
