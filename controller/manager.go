@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
+	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
@@ -179,6 +180,9 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 	if opts.Events != nil {
 		m.Defer.SendEventsWith(opts.Events)
 	}
+	if err := m.addEvictions(kube, opts, log); err != nil {
+		return nil, err
+	}
 	hookPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.HookStageLabel }) // for HookFailed only
 	if err := m.addNotify(kube, stagehand, inf, notify.Informers{
 		Notifiers: dcs.Stagehand().V1alpha1().RolloutNotifiers(), Receipts: dcs.Stagehand().V1alpha1().RolloutDeliveries(),
@@ -194,6 +198,29 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		m.synced = append(m.synced, i.HasSynced)
 	}
 	return m, nil
+}
+
+// addEvictions makes the DeferPolicy controller an eviction responder (BeforeEviction)
+// where the apiserver serves the EvictionRequest API (lifecycle.k8s.io/v1alpha1, 1.37
+// alpha). Elsewhere a BeforeEviction policy is not Ready, and says why.
+func (m *Manager) addEvictions(kube kubernetes.Interface, opts Options, log *logrus.Entry) error {
+	served, err := plumbing.Serves(kube.Discovery(), lifecyclev1alpha1.SchemeGroupVersion.String(), "evictionrequests", "evictions")
+	if err != nil {
+		log.WithError(err).Warn("could not tell whether the EvictionRequest API is served; BeforeEviction DeferPolicies stay inactive")
+	}
+	if !served {
+		return nil
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(opts.Namespace),
+		informers.WithTransform(plumbing.StripManagedFields))
+	requests, evictions := f.Lifecycle().V1alpha1().EvictionRequests(), f.Lifecycle().V1alpha1().Evictions()
+	if err := m.Defer.WithEvictions(requests, evictions); err != nil {
+		return err
+	}
+	m.factories = append(m.factories, f)
+	m.synced = append(m.synced, requests.Informer().HasSynced, evictions.Informer().HasSynced)
+	log.Info("the EvictionRequest API is served: BeforeEviction DeferPolicies respond to evictions")
+	return nil
 }
 
 // addNotify wires the RolloutNotifier controller over the shared informers.

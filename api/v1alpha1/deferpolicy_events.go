@@ -40,3 +40,13 @@ const (
 	EventDeferScaleDownRemoved = "DeferScaleDownRemoved"
 	MsgDeferScaleDownRemoved   = "Deleted after its BeforeScaleDown steps for the scale-down of ReplicaSet %s: the ReplicaSet controller kept it, and a pod whose steps ran does not keep serving"
 )
+
+// Events of the BeforeEviction phase, on the pod.
+const (
+	// EventDeferEvictionBlocked (Warning): the run did not succeed and the policy's
+	// evictionFailurePolicy is Block; the message names the failed steps.
+	EventDeferEvictionBlocked = "DeferEvictionBlocked"
+	// EventDeferEvicting (Normal): the steps ended and Stagehand evicts the pod through
+	// pods/eviction, PodDisruptionBudgets included.
+	EventDeferEvicting = "DeferEvicting"
+)

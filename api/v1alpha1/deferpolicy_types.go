@@ -89,7 +89,7 @@ type DeferPolicy struct {
 
 // DeferWhen is when a policy's steps run.
 //
-// +kubebuilder:validation:Enum=AfterTermination;BeforeScaleDown
+// +kubebuilder:validation:Enum=AfterTermination;BeforeScaleDown;BeforeEviction
 type DeferWhen string
 
 const (
@@ -99,6 +99,24 @@ const (
 	// DeferBeforeScaleDown: when Stagehand lowers a ReplicaSet's replicas, for the pods
 	// that will go, while they still run.
 	DeferBeforeScaleDown DeferWhen = "BeforeScaleDown"
+	// DeferBeforeEviction: when an EvictionRequest (lifecycle.k8s.io/v1alpha1) targets a
+	// selected pod, while it still runs; the eviction goes on once the steps end
+	// (docs/defer.md, "BeforeEviction").
+	DeferBeforeEviction DeferWhen = "BeforeEviction"
+)
+
+// DeferEvictionFailurePolicy is what a BeforeEviction run that did not succeed does to
+// its eviction.
+//
+// +kubebuilder:validation:Enum=Block;Evict
+type DeferEvictionFailurePolicy string
+
+const (
+	// DeferEvictionBlock stops the eviction: the pod keeps running, and the
+	// EvictionRequest is Failed with the run's message. The default.
+	DeferEvictionBlock DeferEvictionFailurePolicy = "Block"
+	// DeferEvictionEvict lets the eviction go on, PodDisruptionBudgets included.
+	DeferEvictionEvict DeferEvictionFailurePolicy = "Evict"
 )
 
 // DeferRestartPolicy is what happens when a step fails.
@@ -117,6 +135,7 @@ const (
 // DeferPolicySpec is what a DeferPolicy does.
 //
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, self.steps.exists_one(t, t.name == s.name))",message="step names must be unique",fieldPath=".steps",reason=FieldValueDuplicate
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionFailurePolicy) || self.when == 'BeforeEviction'",message="evictionFailurePolicy applies only to when: BeforeEviction: remove it, or set when to BeforeEviction",fieldPath=".evictionFailurePolicy",reason=FieldValueForbidden
 type DeferPolicySpec struct {
 	// Selector selects pods of the policy's namespace by label. It must not be empty.
 	// Stagehand's deployer, hook and step pods are never selected.
@@ -146,10 +165,16 @@ type DeferPolicySpec struct {
 	// +optional
 	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
 
-	// When is AfterTermination (default) or BeforeScaleDown.
+	// When is AfterTermination (default), BeforeScaleDown or BeforeEviction.
 	// +kubebuilder:default=AfterTermination
 	// +optional
 	When DeferWhen `json:"when,omitempty"`
+
+	// EvictionFailurePolicy, for BeforeEviction only, says what a run whose steps did not
+	// all succeed does to the eviction: Block (default) keeps the pod running and fails
+	// the EvictionRequest with the run's message; Evict lets the eviction go on.
+	// +optional
+	EvictionFailurePolicy DeferEvictionFailurePolicy `json:"evictionFailurePolicy,omitempty"`
 }
 
 // DeferStep is one container run for a pod.
@@ -255,7 +280,8 @@ const (
 	// DeferTimedOut: gracePeriodSeconds ended the run.
 	DeferTimedOut DeferOutcome = "TimedOut"
 	// DeferSkipped: the steps did not run or did not finish, for a reason that is not
-	// theirs: a forced deletion, a lost node, a deleted policy, a released pod.
+	// theirs: a forced deletion, a lost node, a deleted policy, a released pod, a
+	// withdrawn EvictionRequest.
 	DeferSkipped DeferOutcome = "Skipped"
 )
 

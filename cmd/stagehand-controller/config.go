@@ -41,6 +41,9 @@ type config struct {
 	DeferWorkers int `envconfig:"DEFER_WORKERS" default:"4"`
 	// DeferStepTTL keeps a finished defer step's pod, and its log, this long.
 	DeferStepTTL time.Duration `envconfig:"DEFER_STEP_TTL" default:"10m"`
+	// DeferEvictionHeartbeat is the interval of the BeforeEviction responder's heartbeats
+	// (at least 20s, as the EvictionRequest API asks).
+	DeferEvictionHeartbeat time.Duration `envconfig:"DEFER_EVICTION_HEARTBEAT" default:"1m"`
 	// DeferStepRequests and DeferStepLimits go to every DeferPolicy step pod whose step
 	// leaves them unset (docs/defer.md).
 	DeferStepRequests resourceList `envconfig:"DEFER_STEP_REQUESTS" default:"cpu=10m,memory=16Mi"`
@@ -100,6 +103,7 @@ func loadConfig(args []string) (cfg config, showVersion bool, err error) {
 	fs.IntVar(&cfg.DeployerPodWorkers, "deployer-pod-workers", cfg.DeployerPodWorkers, "workers of the deployer-pod controller")
 	fs.IntVar(&cfg.ImageTriggerWorkers, "image-trigger-workers", cfg.ImageTriggerWorkers, "workers of the image-trigger controller")
 	fs.DurationVar(&cfg.DeferStepTTL, "defer-step-ttl", cfg.DeferStepTTL, "how long a finished DeferPolicy step's pod (and its log) is kept")
+	fs.DurationVar(&cfg.DeferEvictionHeartbeat, "defer-eviction-heartbeat", cfg.DeferEvictionHeartbeat, "interval of the BeforeEviction responder's heartbeats in an Eviction's status (at least 20s)")
 	fs.Var(&cfg.DeferStepRequests, "defer-step-requests", "requests of every DeferPolicy step pod, for what its step leaves unset, as cpu=10m,memory=16Mi (empty: none)")
 	fs.Var(&cfg.DeferStepLimits, "defer-step-limits", "limits of every DeferPolicy step pod, for what its step leaves unset, as cpu=100m,memory=64Mi (empty: none)")
 	fs.IntVar(&cfg.DeferWorkers, "defer-workers", cfg.DeferWorkers, "workers of the DeferPolicy controller (each step runs as a pod; a worker only moves runs on)")

@@ -127,7 +127,8 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		Exec: executionhook.NewPodExecutor(rc, kube), ExecutionHooks: executionhook.Options{TTL: cfg.ExecutionHookTTL},
 		ExecutionHookWorkers: cfg.ExecutionHookWorkers,
 		DeferWorkers:         cfg.DeferWorkers,
-		Defer:                deferpolicy.Options{StepTTL: cfg.DeferStepTTL, StepResources: cfg.DeferStepResources},
+		Defer: deferpolicy.Options{StepTTL: cfg.DeferStepTTL, StepResources: cfg.DeferStepResources,
+			EvictionHeartbeat: cfg.DeferEvictionHeartbeat},
 		Triggers: imagetrigger.Options{
 			Interval: cfg.ImagePollInterval, RegistryQPS: cfg.RegistryQPS, RegistryBurst: cfg.RegistryBurst,
 			Insecure: insecureRegistries(cfg.InsecureRegistries),

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	lifecyclelisters "k8s.io/client-go/listers/lifecycle/v1alpha1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -45,6 +46,7 @@ const (
 	kindRS     = "rs"
 	kindSet    = "sts"
 	kindStep   = "step"
+	kindEvict  = "evict" // named by the pod
 )
 
 // byNode indexes pods by spec.nodeName, to find the pods of a lost node.
@@ -58,6 +60,9 @@ type Options struct {
 	// each resource a step does not set itself; empty sets none. The binary's defaults
 	// are DefaultStepResources.
 	StepResources corev1.ResourceRequirements
+	// EvictionHeartbeat is the interval of the BeforeEviction responder's heartbeats; 0
+	// means DefaultEvictionHeartbeat, and less than MinEvictionHeartbeat is raised to it.
+	EvictionHeartbeat time.Duration
 }
 
 // Controller runs DeferPolicies.
@@ -69,7 +74,10 @@ type Controller struct {
 	nodes     corelisters.NodeLister
 	policies  listers.DeferPolicyLister
 	rsets     appslisters.ReplicaSetLister
-	sets      appslisters.StatefulSetLister // nil without a StatefulSet informer
+	sets      appslisters.StatefulSetLister          // nil without a StatefulSet informer
+	requests  lifecyclelisters.EvictionRequestLister // nil where the API is not served
+	evictions lifecyclelisters.EvictionLister        // nil where the API is not served
+	heartbeat time.Duration
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 	metrics   *plumbing.Metrics
@@ -105,7 +113,7 @@ func NewController(kube kubernetes.Interface, stagehand stagehandclient.Interfac
 		queue: plumbing.NewQueue(QueueName), recorder: recorder, metrics: metrics,
 		log: log.WithField("controller", QueueName), now: time.Now,
 		deletions: map[types.UID]deletionSeen{}, stepTTL: opts.StepTTL,
-		stepResources: opts.StepResources,
+		stepResources: opts.StepResources, heartbeat: heartbeatOf(opts.EvictionHeartbeat),
 	}
 	if c.stepTTL <= 0 {
 		c.stepTTL = DefaultStepTTL
@@ -182,6 +190,7 @@ func (c *Controller) podChanged(old, cur any) {
 		c.add(kindStep, pod.Namespace, pod.Name)
 		return
 	}
+	c.evictionPodChanged(pod)
 	policies, err := c.policies.DeferPolicies(pod.Namespace).List(everything)
 	if err != nil {
 		policies = nil
@@ -221,6 +230,7 @@ func (c *Controller) podDeleted(obj any) {
 	c.mu.Lock()
 	delete(c.deletions, pod.UID)
 	c.mu.Unlock()
+	c.evictionPodChanged(pod)
 	if kind, name := ownerWorkload(pod); kind != "" && v1alpha1.DeferScaleDownMarkOf(pod) != "" {
 		c.add(kind, pod.Namespace, name)
 	}

@@ -268,7 +268,7 @@ func withRun(p *corev1.Pod, run *v1alpha1.DeferRun) *corev1.Pod {
 // stepPod is a step's pod for db-0 in the given phase, as the controller created it.
 func stepPod(t *testing.T, owner *corev1.Pod, p *v1alpha1.DeferPolicy, run *v1alpha1.DeferRun, phase corev1.PodPhase, exit int32) *corev1.Pod {
 	t.Helper()
-	sp, err := deferstep.Build(owner, run, p, deferstep.Name(owner, run.Current, run.Attempt), corev1.ResourceRequirements{})
+	sp, err := deferstep.Build(owner, run, p, deferstep.Name(owner, run.When, run.Current, run.Attempt), corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	sp.UID = types.UID("uid-" + sp.Name)
 	sp.Status.Phase = phase

@@ -246,8 +246,13 @@ func workloadWritten(err error, kind, doing string) error {
 	return nil
 }
 
-// syncBeforeScaleDown runs the steps of a running pod chosen for a scale-down.
-func (c *Controller) syncBeforeScaleDown(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun) error {
+// syncBeforeStop runs the steps of a running pod chosen for a scale-down, or asked to
+// leave by an EvictionRequest that still stands.
+func (c *Controller) syncBeforeStop(ctx context.Context, pod *corev1.Pod, run *v1alpha1.DeferRun) error {
+	if why := c.evictionWithdrawn(pod, run); why != "" {
+		c.stopSteps(ctx, pod)
+		return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, why)
+	}
 	policy, err := c.runnable(ctx, pod, run)
 	if policy == nil {
 		return err

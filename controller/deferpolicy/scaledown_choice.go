@@ -89,6 +89,12 @@ func (c *Controller) choose(ctx context.Context, pod *corev1.Pod, workload, mark
 	}
 	cp.Annotations[v1alpha1.PodDeletionCostAnnotation] = strconv.Itoa(chosenCost)
 	v1alpha1.SetDeferScaleDownMark(cp, mark)
+	if before, err := v1alpha1.DeferRunOf(pod); err == nil && before != nil && before.When == v1alpha1.DeferBeforeEviction &&
+		(!before.Done() || before.Outcome == v1alpha1.DeferCompleted) {
+		// An eviction's steps run, or ran, already: the steps before a pod stops run once,
+		// and the scale-down waits for that run instead.
+		run = before
+	}
 	v1alpha1.SetDeferRun(cp, run)
 	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
 	switch {

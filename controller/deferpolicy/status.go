@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -40,7 +41,7 @@ func (c *Controller) syncPolicyStatus(ctx context.Context, ns, name string) erro
 			continue
 		}
 		matched++
-		if p.DeletionTimestamp == nil && !podstatus.Finished(p) && !v1alpha1.HasDeferFinalizer(p) {
+		if p.DeletionTimestamp == nil && !podstatus.Finished(p) && !covered(policy, p) {
 			lacking++
 		}
 	}
@@ -48,13 +49,9 @@ func (c *Controller) syncPolicyStatus(ctx context.Context, ns, name string) erro
 	status.ObservedGeneration = policy.Generation
 	status.Steps = int32(len(policy.Spec.Steps))
 	status.PodsMatched, status.InProgress = matched, inProgress
-	ready := metav1.Condition{Type: v1alpha1.DeferPolicyConditionReady, Status: metav1.ConditionTrue,
-		Reason: "Active", Message: fmt.Sprintf("selects %d pods", matched), ObservedGeneration: policy.Generation}
-	if policy.WhenOrDefault() == v1alpha1.DeferAfterTermination && lacking > 0 {
-		ready.Status, ready.Reason = metav1.ConditionFalse, "PodsWithoutFinalizer"
-		ready.Message = fmt.Sprintf("%d of the %d pods it selects lack the finalizer %s: their steps would not run if they were deleted now. "+
-			"The controller adds it; if this stays, check that the MutatingAdmissionPolicy stagehand-defer-finalizer is installed (docs/defer.md)",
-			lacking, matched, v1alpha1.DeferFinalizer)
+	ready := c.readiness(policy, matched, lacking)
+	if old := meta.FindStatusCondition(policy.Status.Conditions, ready.Type); ready.Reason == reasonNotServed && (old == nil || old.Reason != ready.Reason) {
+		c.recorder.Event(policy, corev1.EventTypeWarning, reasonNotServed, ready.Message)
 	}
 	meta.SetStatusCondition(&status.Conditions, ready)
 	if equality.Semantic.DeepEqual(status, &policy.Status) {
@@ -97,4 +94,49 @@ func (c *Controller) counted(ns, name string, outcome v1alpha1.DeferOutcome) {
 		c.log.WithError(err).WithField("policy", ns+"/"+name).Warn("counting a defer run's outcome")
 	}
 	c.add(kindPolicy, ns, name)
+}
+
+// reasonNotServed: a BeforeEviction policy where the apiserver does not serve the
+// EvictionRequest API.
+const reasonNotServed = "EvictionAPINotServed"
+
+// covered reports whether pod, running and selected by policy, would get its steps:
+// the finalizer for AfterTermination, Stagehand among its eviction responders for
+// BeforeEviction. A scale-down needs neither.
+func covered(policy *v1alpha1.DeferPolicy, pod *corev1.Pod) bool {
+	switch policy.WhenOrDefault() {
+	case v1alpha1.DeferAfterTermination:
+		return v1alpha1.HasDeferFinalizer(pod)
+	case v1alpha1.DeferBeforeEviction:
+		return v1alpha1.HasEvictionResponder(pod)
+	}
+	return true
+}
+
+// readiness is the policy's Ready condition, from the number of pods it selects and of
+// those that lack what their steps need.
+func (c *Controller) readiness(policy *v1alpha1.DeferPolicy, matched, lacking int32) metav1.Condition {
+	ready := metav1.Condition{Type: v1alpha1.DeferPolicyConditionReady, Status: metav1.ConditionTrue,
+		Reason: "Active", Message: fmt.Sprintf("selects %d pods", matched), ObservedGeneration: policy.Generation}
+	switch when := policy.WhenOrDefault(); {
+	case when == v1alpha1.DeferBeforeEviction && c.evictions == nil:
+		ready.Status, ready.Reason = metav1.ConditionFalse, reasonNotServed
+		ready.Message = "when: BeforeEviction needs the EvictionRequest API (lifecycle.k8s.io/v1alpha1: Kubernetes 1.37 or later, " +
+			"with the feature gate EvictionRequestAPI and --runtime-config=lifecycle.k8s.io/v1alpha1=true), which this cluster " +
+			"did not serve when the controller started: no eviction runs these steps. Turn the API on and restart the controller, " +
+			"or use when: AfterTermination (docs/defer.md)"
+	case lacking == 0:
+	case when == v1alpha1.DeferAfterTermination:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "PodsWithoutFinalizer"
+		ready.Message = fmt.Sprintf("%d of the %d pods it selects lack the finalizer %s: their steps would not run if they were deleted now. "+
+			"The controller adds it; if this stays, check that the MutatingAdmissionPolicy stagehand-defer-finalizer is installed (docs/defer.md)",
+			lacking, matched, v1alpha1.DeferFinalizer)
+	case when == v1alpha1.DeferBeforeEviction:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "PodsWithoutResponder"
+		ready.Message = fmt.Sprintf("%d of the %d pods it selects do not name %s in spec.evictionResponders: an eviction would not run their steps. "+
+			"The field is set only at a pod's creation, by the MutatingAdmissionPolicy stagehand-defer-finalizer: recreate the pods "+
+			"created before the policy (a rollout), and check that the admission policy is installed (docs/defer.md)",
+			lacking, matched, v1alpha1.EvictionResponderName)
+	}
+	return ready
 }

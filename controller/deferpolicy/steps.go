@@ -48,7 +48,7 @@ func (c *Controller) advance(ctx context.Context, pod *corev1.Pod, run *v1alpha1
 		return plumbing.RequeueAfter(run.NotBefore.Sub(now), "back-off before the step's next attempt")
 	}
 	step := policy.Spec.Steps[run.Current]
-	name := deferstep.Name(pod, run.Current, run.Attempt)
+	name := deferstep.Name(pod, run.When, run.Current, run.Attempt)
 	sp, err := c.pods.Pods(pod.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		return c.createStep(ctx, pod, run, policy, name)

@@ -23,7 +23,7 @@ var everything = labels.Everything()
 func (c *Controller) sync(ctx context.Context, key string) error {
 	return plumbing.DispatchKindKey(ctx, key, map[string]plumbing.KindSync{
 		kindPod: c.syncPod, kindPolicy: c.syncPolicyStatus, kindRS: c.syncScaleDown,
-		kindSet: c.syncStatefulScaleDown, kindStep: c.syncStep})
+		kindSet: c.syncStatefulScaleDown, kindStep: c.syncStep, kindEvict: c.syncEviction})
 }
 
 // syncPod moves one pod's defer run on.
@@ -43,22 +43,26 @@ func (c *Controller) syncPod(ctx context.Context, ns, name string) error {
 		c.recorder.Eventf(pod, corev1.EventTypeWarning, v1alpha1.EventDeferSkipped, "Unreadable defer record, started again: %v", err)
 		run = nil
 	}
+	beforeStop := run != nil && run.When.BeforeStop() && !run.Done()
 	if pod.DeletionTimestamp == nil {
-		if run != nil && run.When == v1alpha1.DeferBeforeScaleDown && !run.Done() {
-			return c.syncBeforeScaleDown(ctx, pod, run)
+		if beforeStop {
+			return c.syncBeforeStop(ctx, pod, run)
 		}
 		return c.ensureFinalizer(ctx, pod)
 	}
-	if !v1alpha1.HasDeferFinalizer(pod) {
-		if run != nil && run.When == v1alpha1.DeferBeforeScaleDown && !run.Done() {
-			// A pod chosen for a scale-down was deleted before its steps ended.
-			c.stopSteps(ctx, pod)
+	if beforeStop {
+		// A pod chosen for a scale-down, or asked to leave, was deleted before its steps
+		// ended.
+		c.stopSteps(ctx, pod)
+		if !v1alpha1.HasDeferFinalizer(pod) {
 			return c.finish(ctx, pod, run, v1alpha1.DeferSkipped, "the pod was deleted before its steps ended")
 		}
+	}
+	if !v1alpha1.HasDeferFinalizer(pod) {
 		return nil
 	}
 	if run != nil && run.When != v1alpha1.DeferAfterTermination {
-		run = nil // a BeforeScaleDown record; the pod's deletion starts its own run
+		run = nil // a record of a run before the pod stopped; the pod's deletion starts its own run
 	}
 	return c.syncAfterTermination(ctx, pod, run)
 }

@@ -229,15 +229,15 @@ func TestBeforeScaleDownRunOnAChosenPod(t *testing.T) {
 	f.syncPod(podName)
 	f.pod(podName)
 	f.syncPod(podName)
-	assert.Equal(t, []string{"create pods db-0-defer-0123abcd-1-1"}, f.actions())
-	sp := f.pod("db-0-defer-0123abcd-1-1")
+	assert.Equal(t, []string{"create pods db-0-defer-0123abcd-1-1-b"}, f.actions(), "a run before the pod stops has its own names")
+	sp := f.pod("db-0-defer-0123abcd-1-1-b")
 	assert.Contains(t, sp.Spec.Containers[0].Env, corev1.EnvVar{Name: "STAGEHAND_DEFER_WHEN", Value: "BeforeScaleDown"})
 
 	gone := f.pod(podName)
 	gone.DeletionTimestamp = &metav1.Time{Time: t0}
 	f.cache(gone)
 	f.syncPod(podName)
-	assert.Equal(t, []string{"delete pods db-0-defer-0123abcd-1-1", "update pods db-0"}, f.actions())
+	assert.Equal(t, []string{"delete pods db-0-defer-0123abcd-1-1-b", "update pods db-0"}, f.actions())
 	got = runOf(t, f.pod(podName))
 	assert.Equal(t, v1alpha1.DeferSkipped, got.Outcome)
 	assert.Contains(t, got.Message, "deleted before its steps ended")

@@ -23,7 +23,7 @@ func stepIn(t *testing.T, i int, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
 	pod := runningPod()
 	p := policy("cleanup", v1alpha1.DeferAfterTermination, "db", "a", "b", "c", "d", "e", "f")
-	sp, err := Build(pod, &v1alpha1.DeferRun{Steps: 6, Current: i, Attempt: 1}, p, Name(pod, i, 1), corev1.ResourceRequirements{})
+	sp, err := Build(pod, &v1alpha1.DeferRun{Steps: 6, Current: i, Attempt: 1}, p, Name(pod, v1alpha1.DeferAfterTermination, i, 1), corev1.ResourceRequirements{})
 	require.NoError(t, err)
 	sp.UID = types.UID("uid-" + sp.Name)
 	sp.Status.Phase = phase
