@@ -51,13 +51,15 @@ func (c *Controller) WithEvictions(requests lifecycleinformers.EvictionRequestIn
 	)
 }
 
-// onTarget enqueues the pod that an EvictionRequest or an Eviction targets, on any change.
+// onTarget enqueues the pod that an EvictionRequest or an Eviction targets, on any
+// change: its eviction, and its run.
 func onTarget(target func(any) *lifecyclev1alpha1.EvictionRequestPodReference, c *Controller) cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		obj = plumbing.UnwrapTombstone(obj)
 		if t := target(obj); t != nil {
 			if o, ok := obj.(interface{ GetNamespace() string }); ok {
 				c.add(kindEvict, o.GetNamespace(), t.Name)
+				c.add(kindPod, o.GetNamespace(), t.Name) // a run whose Eviction ended stops
 			}
 		}
 	}

@@ -40,7 +40,10 @@ const ControllerSelector = "app.kubernetes.io/name=stagehand-controller"
 // tag quickly; the suite's registry is on loopback, which needs no flag. The metrics
 // address is the pod's own IP: every pod shares the host's network, and each replica
 // gets a loopback address of its own from the node agent (see adaptControllerForLocalCluster).
-var localControllerArgs = []string{"--metrics-addr=$(POD_IP):8080", "--image-poll-interval=2s", "--registry-qps=20", "--registry-burst=20"}
+// BeforeEviction heartbeats come every 20 s, the API's shortest interval, so that a test
+// sees more than one.
+var localControllerArgs = []string{"--metrics-addr=$(POD_IP):8080", "--image-poll-interval=2s", "--registry-qps=20", "--registry-burst=20",
+	"--defer-eviction-heartbeat=20s"}
 
 // InstallStagehand installs deploy/ (kubectl kustomize, applied through the API) on the
 // local cluster and waits until the controller pod runs. On a cluster given by
