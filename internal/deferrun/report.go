@@ -99,6 +99,7 @@ func printPod(out io.Writer, st *Status) {
 		}
 		fmt.Fprintf(out, "Outcome: %s: %s\n", run.Outcome, orDash(msg))
 	}
+	printEvictionRequests(out, st.EvictionRequests)
 	if len(st.StepPods) == 0 {
 		return
 	}

@@ -36,8 +36,11 @@ type Status struct {
 	// RunError says why the record could not be read.
 	RunError string    `json:"runError,omitempty"`
 	StepPods []StepPod `json:"stepPods,omitempty"`
-	deadline string    // the DEADLINE column
-	policy   *v1alpha1.DeferPolicy
+	// EvictionRequests are the requests to evict the pod, when it names Stagehand as an
+	// eviction responder (BeforeEviction).
+	EvictionRequests []EvictionRequest `json:"evictionRequests,omitempty"`
+	deadline         string            // the DEADLINE column
+	policy           *v1alpha1.DeferPolicy
 }
 
 // StepPod is one pod a step ran in.
@@ -96,6 +99,7 @@ func (c *Client) podStatus(ctx context.Context, ns, name string) (*Status, error
 	for _, sp := range steps {
 		st.StepPods = append(st.StepPods, stepPodOf(sp, st.policy))
 	}
+	st.EvictionRequests = c.evictionRequests(ctx, pod)
 	return st, nil
 }
 
@@ -161,6 +165,8 @@ func State(st *Status, run *v1alpha1.DeferRun, now time.Time) string {
 		return "No defer run"
 	case run.Done():
 		return string(run.Outcome)
+	case run.Started == nil && run.When.BeforeStop():
+		return "Starting"
 	case run.Started == nil:
 		return "Waiting for containers to stop"
 	case run.Current >= run.Steps:
