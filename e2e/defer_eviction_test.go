@@ -297,3 +297,40 @@ func podLogContains(t *testing.T, ns, pod, part string) bool {
 	t.Helper()
 	return strings.Contains(podLog(t, ns, pod), part)
 }
+
+// A controller killed (SIGKILL) during a BeforeEviction step: the restarted one finds the
+// run and the Eviction where they were; no step runs twice, and the pod is evicted once
+// its steps end.
+func TestDeferBeforeEvictionResumesAfterTheControllerIsKilled(t *testing.T) {
+	requireController(t)
+	ns := env.Given(t).NS
+	createDeferPolicy(t, ns, "resume", func(p *stagehandv1.DeferPolicy) { p.Spec.When = stagehandv1.DeferBeforeEviction },
+		stagehandv1.DeferStep{Name: "one", Image: images.Shell, Command: []string{"/bin/sh", "-c", "echo one"}},
+		stagehandv1.DeferStep{Name: "two", Image: images.Shell, Command: []string{"/bin/sh", "-c", "sleep 4"}},
+		stagehandv1.DeferStep{Name: "three", Image: images.Shell, Command: []string{"/bin/sh", "-c", "echo three"}})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "resume", Labels: map[string]string{"app": "resume"}},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](2), Containers: []corev1.Container{idleContainer()}}}
+	createPod(t, ns, pod)
+	pod = env.WaitForPod(t, ns, "resume", podTimeout, "running", func(p *corev1.Pod) bool { return p != nil && p.Status.Phase == corev1.PodRunning })
+	history := followPods(t, ns, "app=resume")
+	requestEviction(t, ns, pod)
+	require.Eventually(t, func() bool {
+		steps := stepPods(t, ns, string(pod.UID))
+		return len(steps) == 2 && steps[1].Status.Phase == corev1.PodRunning
+	}, evictionTimeout, 50*time.Millisecond, "step 2 to run")
+
+	// When the controller is killed during step 2
+	env.KillController(t)
+	env.WaitForController(t)
+
+	// Then the steps go on from there, and the pod is evicted after them
+	env.WaitForPod(t, ns, "resume", evictionTimeout, "the pod evicted and gone", func(p *corev1.Pod) bool { return p == nil })
+	steps := stepPods(t, ns, string(pod.UID))
+	require.Len(t, steps, 3, "one pod per step: none ran twice")
+	for _, sp := range steps {
+		assert.Equal(t, corev1.PodSucceeded, sp.Status.Phase, sp.Name)
+	}
+	outcome, deleted, _ := history.snapshot()
+	require.Contains(t, outcome, "resume")
+	assert.True(t, outcome["resume"].Before(deleted["resume"]), "the steps ended before the eviction")
+}
