@@ -92,6 +92,9 @@ type Manager struct {
 	ExecutionHooks *executionhook.Controller
 	// Defer runs DeferPolicies.
 	Defer *deferpolicy.Controller
+	// EvictionAPIServed says whether the apiserver served the EvictionRequest API at the
+	// start: Defer then answers evictions (BeforeEviction).
+	EvictionAPIServed bool
 	// Notify sends RolloutNotifiers' events (docs/notifications.md).
 	Notify *notify.Controller
 }
@@ -208,6 +211,7 @@ func (m *Manager) addEvictions(kube kubernetes.Interface, opts Options, log *log
 	if err != nil {
 		log.WithError(err).Warn("could not tell whether the EvictionRequest API is served; BeforeEviction DeferPolicies stay inactive")
 	}
+	m.EvictionAPIServed = served
 	if !served {
 		return nil
 	}

@@ -334,3 +334,31 @@ func TestDeferBeforeEvictionResumesAfterTheControllerIsKilled(t *testing.T) {
 	require.Contains(t, outcome, "resume")
 	assert.True(t, outcome["resume"].Before(deleted["resume"]), "the steps ended before the eviction")
 }
+
+// The controller records whether the cluster serves the EvictionRequest API, and where it
+// does not (make test-oldest, 1.34) a BeforeEviction policy is refused at admission with
+// a message that says so; where it does, the policy is admitted.
+func TestDeferBeforeEvictionNeedsTheEvictionRequestAPI(t *testing.T) {
+	requireController(t)
+	ctx := context.Background()
+	_, err := env.Kube.Discovery().ServerResourcesForGroupVersion("lifecycle.k8s.io/v1alpha1")
+	served := err == nil
+	want := map[bool]string{true: stagehandv1.CapabilityServed, false: stagehandv1.CapabilityNotServed}[served]
+	require.Eventually(t, func() bool {
+		cm, err := env.Kube.CoreV1().ConfigMaps("stagehand-system").Get(ctx, stagehandv1.CapabilitiesConfigMap, metav1.GetOptions{})
+		return err == nil && cm.Data[stagehandv1.CapabilityEvictionRequestAPI] == want
+	}, podTimeout, 200*time.Millisecond, "the controller records evictionRequestAPI: %s", want)
+
+	ns := env.Given(t).NS
+	p := &stagehandv1.DeferPolicy{ObjectMeta: metav1.ObjectMeta{Name: "handover"}, Spec: stagehandv1.DeferPolicySpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, When: stagehandv1.DeferBeforeEviction,
+		Steps: []stagehandv1.DeferStep{{Name: "handover", Image: images.Shell}}}}
+	_, err = env.Stagehand.StagehandV1alpha1().DeferPolicies(ns).Create(ctx, p, metav1.CreateOptions{})
+	if served {
+		require.NoError(t, err, "the cluster serves the API")
+		return
+	}
+	require.Error(t, err, "a BeforeEviction policy where no eviction would run it")
+	assert.Contains(t, err.Error(), "spec.when: BeforeEviction needs the EvictionRequest API (lifecycle.k8s.io/v1alpha1")
+	assert.Contains(t, err.Error(), "Use when: AfterTermination")
+}

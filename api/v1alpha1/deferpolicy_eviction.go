@@ -56,3 +56,12 @@ func (p *DeferPolicy) EvictionFailurePolicyOrDefault() DeferEvictionFailurePolic
 // BeforeEviction). A pod runs at most one such run: the second way out finds the first
 // one's outcome.
 func (w DeferWhen) BeforeStop() bool { return w == DeferBeforeScaleDown || w == DeferBeforeEviction }
+
+// The ConfigMap in the controller's namespace where it records what the cluster serves,
+// as the param of deploy/policies/defer-before-eviction.yaml.
+const (
+	CapabilitiesConfigMap        = "stagehand-capabilities"
+	CapabilityEvictionRequestAPI = "evictionRequestAPI"
+	CapabilityServed             = "served"
+	CapabilityNotServed          = "not-served"
+)

@@ -47,13 +47,7 @@ func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Inte
 	if err != nil {
 		return err
 	}
-	namespace := cfg.LeaseNamespace
-	if namespace == "" {
-		namespace = "default"
-		if data, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(data)) != "" {
-			namespace = strings.TrimSpace(string(data))
-		}
-	}
+	namespace := ownNamespace(cfg)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: cfg.LeaseName, Namespace: namespace},
 		Client:     kube.CoordinationV1(),
@@ -104,4 +98,16 @@ func runWithLeaderElection(ctx context.Context, cfg config, kube kubernetes.Inte
 		return errLostLeadership
 	}
 	return nil
+}
+
+// ownNamespace is the controller's own namespace: --leader-elect-lease-namespace (the
+// shipped Deployment sets it to the pod's), else the pod's, else default.
+func ownNamespace(cfg config) string {
+	if cfg.LeaseNamespace != "" {
+		return cfg.LeaseNamespace
+	}
+	if data, err := os.ReadFile(inClusterNamespaceFile); err == nil && strings.TrimSpace(string(data)) != "" {
+		return strings.TrimSpace(string(data))
+	}
+	return "default"
 }

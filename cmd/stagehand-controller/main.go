@@ -138,6 +138,7 @@ func runController(ctx context.Context, cfg config, log *logrus.Entry) error {
 		return err
 	}
 	reg.MustRegister(mgr.RolloutPhases())
+	publishCapabilities(ctx, kube, ownNamespace(cfg), mgr.EvictionAPIServed, log)
 	log.WithFields(logrus.Fields{
 		"version": version.Version, "namespace": cfg.Namespace, "deployerImage": cfg.DeployerImage,
 		"dcWorkers": cfg.DCWorkers, "deployerPodWorkers": cfg.DeployerPodWorkers, "imageTriggerWorkers": cfg.ImageTriggerWorkers,
