@@ -356,6 +356,13 @@ func TestDeferBeforeEvictionNeedsTheEvictionRequestAPI(t *testing.T) {
 	_, err = env.Stagehand.StagehandV1alpha1().DeferPolicies(ns).Create(ctx, p, metav1.CreateOptions{})
 	if served {
 		require.NoError(t, err, "the cluster serves the API")
+		// The run-code policy covers the phase: steps that run while the pod serves need
+		// create pods, as every DeferPolicy's.
+		bindEdit(t, ns, "erin")
+		_, erin := impersonating(t, "erin")
+		p.Name = "erins"
+		_, err = erin.StagehandV1alpha1().DeferPolicies(ns).Create(ctx, p, metav1.CreateOptions{})
+		assert.Contains(t, deniedBy(t, runCodePolicy, err), "code in a pod: you need create pods in namespace "+ns)
 		return
 	}
 	require.Error(t, err, "a BeforeEviction policy where no eviction would run it")
