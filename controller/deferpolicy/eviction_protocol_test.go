@@ -164,3 +164,28 @@ func TestBeforeEvictionIsNotReadyWithoutTheAPI(t *testing.T) {
 	assert.Contains(t, cond.Message, "lifecycle.k8s.io/v1alpha1")
 	assert.NotEmpty(t, eventWith(f.drainEvents(), "EvictionAPINotServed"))
 }
+
+// A second eviction after a withdrawn one runs the steps again, after the first run's
+// step pods are gone: they have the same names, and their outcomes are not the new run's.
+func TestASecondEvictionRunsTheStepsAgain(t *testing.T) {
+	p := policy("drain", v1alpha1.DeferBeforeEviction, "db", "handover")
+	old := &v1alpha1.DeferRun{Policy: "drain", PolicyUID: "uid-drain", When: v1alpha1.DeferBeforeEviction, Steps: 1,
+		Current: 1, Outcome: v1alpha1.DeferSkipped, Message: "every EvictionRequest was withdrawn"}
+	pod := withRun(runningPod(), old)
+	pod.Annotations[v1alpha1.DeferEvictionAnnotation] = "ev-1"
+	pod.Spec.EvictionResponders = []corev1.EvictionResponder{{Name: v1alpha1.EvictionResponderName, Priority: ptr.To[int32](20000)}}
+	oldStep := stepPod(t, pod, p, &v1alpha1.DeferRun{When: v1alpha1.DeferBeforeEviction, Attempt: 1}, corev1.PodSucceeded, 0)
+	f := newFixture(t, pod, p, oldStep)
+	ev := &lifecyclev1alpha1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "e2", Namespace: "ns", UID: "ev-2"}, Status: initialStatus(pod, nil, t0)}
+
+	err := f.c.respond(context.Background(), pod, ev, true)
+	require.Error(t, err, "it waits for the old step pod to go")
+	assert.Equal(t, []string{"delete pods " + oldStep.Name}, f.actions())
+	require.NoError(t, f.pods.Delete(oldStep))
+
+	require.NoError(t, f.c.respond(context.Background(), f.pod(podName), ev, true))
+	got := runOf(t, f.pod(podName))
+	assert.Equal(t, v1alpha1.DeferBeforeEviction, got.When)
+	assert.Empty(t, got.Outcome, "a new run")
+	assert.Equal(t, "ev-2", v1alpha1.DeferEvictionOf(f.pod(podName)))
+}

@@ -3,6 +3,7 @@ package deferpolicy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/plumbing"
+	"github.com/stagehand-dev/stagehand/hookpod/deferstep"
 )
 
 // evictRetry is the wait between two pods/eviction calls that a PodDisruptionBudget
@@ -37,6 +39,11 @@ func (c *Controller) answerFor(pod *corev1.Pod, ev *lifecyclev1alpha1.Eviction) 
 	switch {
 	case run != nil && run.When == v1alpha1.DeferBeforeEviction && v1alpha1.DeferEvictionOf(pod) == string(ev.UID):
 		return c.answerRun(pod.Namespace, run, "DeferPolicy "+run.Policy), nil
+	case pod.DeletionTimestamp != nil:
+		return answer{done: true, message: "the pod is being deleted already: its steps before a stop no longer apply"}, nil
+	case run != nil && run.When == v1alpha1.DeferBeforeEviction && !run.Done():
+		// The run of an earlier Eviction, withdrawn: the pod's sync stops it first.
+		return answer{message: "the steps of an earlier, withdrawn eviction are stopping"}, nil
 	case run != nil && run.When == v1alpha1.DeferBeforeScaleDown:
 		// A scale-down chose the pod and ran, or runs, its steps while it serves: the
 		// steps before a pod stops run once (docs/defer.md).
@@ -122,6 +129,9 @@ func (c *Controller) respond(ctx context.Context, pod *corev1.Pod, ev *lifecycle
 // startEvictionRun marks pod with a BeforeEviction run of policy for ev; the pod's sync
 // then runs the steps, as for a scale-down.
 func (c *Controller) startEvictionRun(ctx context.Context, pod *corev1.Pod, ev *lifecyclev1alpha1.Eviction, policy *v1alpha1.DeferPolicy) error {
+	if pending, err := c.clearEarlierSteps(ctx, pod); pending || err != nil {
+		return err
+	}
 	cp := pod.DeepCopy()
 	if cp.Annotations == nil {
 		cp.Annotations = map[string]string{}
@@ -206,4 +216,37 @@ func (c *Controller) evictionWithdrawn(pod *corev1.Pod, run *v1alpha1.DeferRun) 
 		return fmt.Sprintf("Eviction %s: %s; the running step was stopped and the pod keeps running", e.Name, why)
 	}
 	return "its Eviction is gone; the running step was stopped and the pod keeps running"
+}
+
+// clearEarlierSteps deletes the step pods of an earlier run before the stop (an eviction
+// withdrawn after its steps, or some of them, ran): a new run's steps have the same
+// names, and must not take the old pods' outcomes for their own. Their logs go with them.
+// pending says that some are still there: the new run waits until the cache has seen
+// them go.
+func (c *Controller) clearEarlierSteps(ctx context.Context, pod *corev1.Pod) (pending bool, err error) {
+	if run, err := v1alpha1.DeferRunOf(pod); err != nil || run == nil || !run.When.BeforeStop() {
+		return false, nil
+	}
+	steps, err := c.pods.Pods(pod.Namespace).List(deferstep.Selector(pod))
+	if err != nil {
+		return false, err
+	}
+	for _, sp := range steps {
+		if !strings.HasSuffix(sp.Name, "-b") {
+			continue
+		}
+		pending = true
+		if sp.DeletionTimestamp != nil {
+			continue
+		}
+		err := c.kube.CoreV1().Pods(sp.Namespace).Delete(ctx, sp.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: ptr.To[int64](1), Preconditions: &metav1.Preconditions{UID: &sp.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return true, fmt.Errorf("deleting step pod %s of an earlier run: %w", sp.Name, err)
+		}
+	}
+	if pending {
+		return true, plumbing.RequeueAfter(time.Second, "the step pods of an earlier run are going")
+	}
+	return false, nil
 }
