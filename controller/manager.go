@@ -20,6 +20,7 @@ import (
 
 	stagehandclient "github.com/stagehand-dev/stagehand/api/client/clientset/versioned"
 	stagehandinformers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions"
+	stagehandv1alpha1informers "github.com/stagehand-dev/stagehand/api/client/informers/externalversions/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/api/revision"
 	"github.com/stagehand-dev/stagehand/api/v1alpha1"
 	"github.com/stagehand-dev/stagehand/controller/deferpolicy"
@@ -174,16 +175,7 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		}
 		m.synced = append(m.synced, hooks.Informer().HasSynced, actions.Informer().HasSynced)
 	}
-	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
-	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
-		dcs.Stagehand().V1alpha1().DeferPolicies(), inf.ReplicaSets, inf.StatefulSets, opts.Defer, metrics, log)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Events != nil {
-		m.Defer.SendEventsWith(opts.Events)
-	}
-	if err := m.addEvictions(kube, opts, log); err != nil {
+	if err := m.addDefer(kube, stagehand, allPods, dcs.Stagehand().V1alpha1().DeferPolicies(), inf, opts, metrics, log); err != nil {
 		return nil, err
 	}
 	hookPods := kubeFactory(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.HookStageLabel }) // for HookFailed only
@@ -201,6 +193,24 @@ func NewManager(kube kubernetes.Interface, stagehand stagehandclient.Interface, 
 		m.synced = append(m.synced, i.HasSynced)
 	}
 	return m, nil
+}
+
+// addDefer wires the DeferPolicy controller over the pods and Nodes of allPods, the
+// DeferPolicies and the revisions' workloads, and makes it an eviction responder where it
+// can be.
+func (m *Manager) addDefer(kube kubernetes.Interface, stagehand stagehandclient.Interface, allPods informers.SharedInformerFactory,
+	policies stagehandv1alpha1informers.DeferPolicyInformer, inf plumbing.Informers, opts Options, metrics *plumbing.Metrics, log *logrus.Entry) error {
+	m.workers.defers = workerCount(opts.DeferWorkers, opts.Workers)
+	var err error
+	m.Defer, err = deferpolicy.NewController(kube, stagehand, allPods.Core().V1().Pods(), allPods.Core().V1().Nodes(),
+		policies, inf.ReplicaSets, inf.StatefulSets, opts.Defer, metrics, log)
+	if err != nil {
+		return err
+	}
+	if opts.Events != nil {
+		m.Defer.SendEventsWith(opts.Events)
+	}
+	return m.addEvictions(kube, opts, log)
 }
 
 // addEvictions makes the DeferPolicy controller an eviction responder (BeforeEviction)

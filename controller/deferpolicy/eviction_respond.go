@@ -138,15 +138,8 @@ func (c *Controller) startEvictionRun(ctx context.Context, pod *corev1.Pod, ev *
 	}
 	cp.Annotations[v1alpha1.DeferEvictionAnnotation] = string(ev.UID)
 	run := &v1alpha1.DeferRun{Policy: policy.Name, PolicyUID: string(policy.UID), When: v1alpha1.DeferBeforeEviction, Steps: len(policy.Spec.Steps)}
-	v1alpha1.SetDeferRun(cp, run)
-	_, err := c.kube.CoreV1().Pods(pod.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		return plumbing.RequeueAfter(100*time.Millisecond, "the pod changed; reading it again")
-	case err != nil:
-		return fmt.Errorf("starting the BeforeEviction run of pod %s: %w", pod.Name, err)
+	if err := c.write(ctx, cp, run, false); err != nil {
+		return err
 	}
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, v1alpha1.EventDeferStarted,
 		"Eviction %s requested: DeferPolicy %s runs %d steps first, within %ds", ev.Name, policy.Name, run.Steps, policy.GracePeriod())
