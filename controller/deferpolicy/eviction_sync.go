@@ -155,6 +155,12 @@ func (c *Controller) driveEviction(ctx context.Context, pod *corev1.Pod, ev *lif
 		}
 		return false, nil
 	}
+	if len(ev.Status.TargetResponders) == 0 {
+		// Created, but the status write did not follow (a restart in between).
+		cp := ev.DeepCopy()
+		cp.Status = initialStatus(pod, reqs, c.now())
+		return true, c.writeEviction(ctx, cp)
+	}
 	st := ev.Status.DeepCopy()
 	if !drive(st, reqs, ev.Generation, c.now()) {
 		c.addAfter(kindEvict, pod.Namespace, pod.Name, time.Minute) // a silent responder's deadline
