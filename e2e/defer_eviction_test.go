@@ -249,6 +249,11 @@ func TestDeferBeforeEvictionBlocksOnFailureAndStopsWhenWithdrawn(t *testing.T) {
 	events := waitEvents(t, ns, "blocker", stagehandv1.EventDeferEvictionBlocked, 1)
 	assert.NotEmpty(t, eventsWith(events, stagehandv1.EventDeferStepFailed), "%v", events)
 	assert.Contains(t, strings.Join(eventsWith(events, stagehandv1.EventDeferStepFailed), "\n"), "(handover)")
+	status := pluginOK(t, ns, "defer", "status", "blocker").Stdout
+	for _, want := range []string{"BeforeEviction", "Outcome: Failed: steps failed: handover", "drain-blocker", "e2e.stagehand.dev/drain", "Blocked",
+		"Failed: stagehand.dev/defer: DeferPolicy block: steps failed: handover", "blocker-defer-"} {
+		assert.Contains(t, status, want, "kubectl stagehand defer status blocker shows the eviction's steps")
+	}
 	time.Sleep(3 * time.Second)
 	p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "blocker", metav1.GetOptions{})
 	require.NoError(t, err)
