@@ -2,8 +2,10 @@ package deferpolicy
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,4 +190,14 @@ func TestASecondEvictionRunsTheStepsAgain(t *testing.T) {
 	assert.Equal(t, v1alpha1.DeferBeforeEviction, got.When)
 	assert.Empty(t, got.Outcome, "a new run")
 	assert.Equal(t, "ev-2", v1alpha1.DeferEvictionOf(f.pod(podName)))
+}
+
+// A ResponderStatus message holds at most 4,000 characters: a longer one is cut, still
+// valid UTF-8.
+func TestClipKeepsTheMessageWithinTheAPIsLimit(t *testing.T) {
+	assert.Equal(t, "short", clip("short"))
+	long := clip(strings.Repeat("é", 3000))
+	assert.LessOrEqual(t, len(long), maxMessage)
+	assert.True(t, utf8.ValidString(long))
+	assert.True(t, strings.HasSuffix(long, "…"))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
@@ -21,6 +22,21 @@ import (
 // evictRetry is the wait between two pods/eviction calls that a PodDisruptionBudget
 // refused.
 const evictRetry = 5 * time.Second
+
+// maxMessage is the longest message a ResponderStatus takes.
+const maxMessage = 4000
+
+// clip cuts msg to maxMessage bytes, on a rune boundary, marking the cut.
+func clip(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage - len("…")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
+}
 
 // answer is what the responder has to say about a pod's BeforeEviction steps.
 type answer struct {
@@ -94,6 +110,7 @@ func (c *Controller) respond(ctx context.Context, pod *corev1.Pod, ev *lifecycle
 	if a.start != nil {
 		return c.startEvictionRun(ctx, pod, ev, a.start)
 	}
+	a.message = clip(a.message)
 	cp := ev.DeepCopy()
 	rs := responderStatus(&cp.Status, v1alpha1.EvictionResponderName)
 	if rs == nil {
@@ -165,7 +182,7 @@ func (c *Controller) evict(ctx context.Context, pod *corev1.Pod, ev *lifecyclev1
 		rs.HeartbeatTime, rs.CompletionTime = &metav1.Time{Time: now}, &metav1.Time{Time: now}
 		c.recorder.Eventf(pod, corev1.EventTypeNormal, v1alpha1.EventDeferEvicting, "Eviction %s: the responders are done; evicted through pods/eviction", ev.Name)
 	case apierrors.IsTooManyRequests(err):
-		msg := "pods/eviction refused: " + err.Error() + "; trying again every " + evictRetry.String()
+		msg := clip("pods/eviction refused: " + err.Error() + "; trying again every " + evictRetry.String())
 		if ptr.Deref(rs.Message, "") == msg && rs.HeartbeatTime != nil && now.Sub(rs.HeartbeatTime.Time) < c.heartbeat {
 			return plumbing.RequeueAfter(evictRetry, "a PodDisruptionBudget refuses the eviction")
 		}
