@@ -40,11 +40,16 @@ func idleContainer() corev1.Container {
 		Command: []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"}}
 }
 
-// requestEviction creates an EvictionRequest for pod, as a drain would.
+// requestEviction creates the EvictionRequest drain-<pod> for pod, as a drain would.
 func requestEviction(t *testing.T, ns string, pod *corev1.Pod) *lifecyclev1alpha1.EvictionRequest {
 	t.Helper()
+	return requestEvictionNamed(t, ns, "drain-"+pod.Name, pod)
+}
+
+func requestEvictionNamed(t *testing.T, ns, name string, pod *corev1.Pod) *lifecyclev1alpha1.EvictionRequest {
+	t.Helper()
 	r, err := env.Kube.LifecycleV1alpha1().EvictionRequests(ns).Create(context.Background(), &lifecyclev1alpha1.EvictionRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "drain-" + pod.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: lifecyclev1alpha1.EvictionRequestSpec{
 			Target:    lifecyclev1alpha1.EvictionRequestTarget{Pod: &lifecyclev1alpha1.EvictionRequestPodReference{Name: pod.Name, UID: pod.UID}},
 			Requester: "e2e.stagehand.dev/drain", Intent: lifecyclev1alpha1.EvictionRequestIntentEviction,
@@ -259,6 +264,22 @@ func TestDeferBeforeEvictionBlocksOnFailureAndStopsWhenWithdrawn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, p.DeletionTimestamp, "a blocked eviction leaves the pod alone")
 	assert.Equal(t, corev1.PodRunning, p.Status.Phase)
+
+	// When the step is mended and the eviction asked for again, the steps run again and
+	// the pod goes
+	mended, err := env.Stagehand.StagehandV1alpha1().DeferPolicies(ns).Get(ctx, "block", metav1.GetOptions{})
+	require.NoError(t, err)
+	mended.Spec.Steps[0].Command = []string{"/bin/sh", "-c", "echo handed over"}
+	_, err = env.Stagehand.StagehandV1alpha1().DeferPolicies(ns).Update(ctx, mended, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	again := requestEvictionNamed(t, ns, "drain-blocker-again", blocker)
+	env.WaitForPod(t, ns, "blocker", evictionTimeout, "evicted after the steps ran again", func(p *corev1.Pod) bool { return p == nil })
+	var handedOver bool
+	for _, sp := range stepPods(t, ns, string(blocker.UID)) {
+		handedOver = handedOver || sp.Status.Phase == corev1.PodSucceeded && podLogContains(t, ns, sp.Name, "handed over")
+	}
+	assert.True(t, handedOver, "the mended step ran for the new request")
+	assert.NotNil(t, requestCondition(t, ns, again.Name, string(lifecyclev1alpha1.EvictionConditionTargetEvicted)), "the new request says the pod was evicted")
 
 	// When the hanger's request is withdrawn while its step hangs
 	requestEviction(t, ns, hanger)
