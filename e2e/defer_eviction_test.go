@@ -279,7 +279,10 @@ func TestDeferBeforeEvictionBlocksOnFailureAndStopsWhenWithdrawn(t *testing.T) {
 		handedOver = handedOver || sp.Status.Phase == corev1.PodSucceeded && podLogContains(t, ns, sp.Name, "handed over")
 	}
 	assert.True(t, handedOver, "the mended step ran for the new request")
-	assert.NotNil(t, requestCondition(t, ns, again.Name, string(lifecyclev1alpha1.EvictionConditionTargetEvicted)), "the new request says the pod was evicted")
+	require.Eventually(t, func() bool {
+		c := requestCondition(t, ns, again.Name, string(lifecyclev1alpha1.EvictionConditionTargetEvicted))
+		return c != nil && c.Status == metav1.ConditionTrue
+	}, 20*time.Second, 200*time.Millisecond, "the new request says the pod was evicted")
 
 	// When the hanger's request is withdrawn while its step hangs
 	requestEviction(t, ns, hanger)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -53,14 +54,44 @@ func (c *Controller) mirror(ctx context.Context, reqs []*lifecyclev1alpha1.Evict
 		if !changed {
 			continue
 		}
-		_, err := c.kube.LifecycleV1alpha1().EvictionRequests(r.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case apierrors.IsConflict(err):
-			return plumbing.RequeueAfter(200*time.Millisecond, "the EvictionRequest changed; reading it again")
-		case err != nil:
-			return fmt.Errorf("writing the status of EvictionRequest %s: %w", r.Name, err)
+		if err := c.writeRequest(ctx, cp); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// evictedAnyway tells the requests that Stagehand answered (they carry its condition) for
+// the pod name, gone or stopped, that their target was evicted, when the garbage collector
+// took the pod's Eviction with the pod before the driver could say so there.
+func (c *Controller) evictedAnyway(ctx context.Context, allReqs []*lifecyclev1alpha1.EvictionRequest, pod *corev1.Pod, name, reason, message string) error {
+	evicted := string(lifecyclev1alpha1.EvictionConditionTargetEvicted)
+	for _, r := range allReqs {
+		t := r.Spec.Target.Pod
+		if t == nil || t.Name != name || (pod != nil && t.UID != pod.UID) || r.DeletionTimestamp != nil ||
+			meta.FindStatusCondition(r.Status.Conditions, v1alpha1.EvictionRequestConditionDeferSteps) == nil ||
+			meta.IsStatusConditionTrue(r.Status.Conditions, evicted) {
+			continue
+		}
+		cp := r.DeepCopy()
+		setCondition(&cp.Status.Conditions, metav1.Condition{Type: evicted, Status: metav1.ConditionTrue,
+			Reason: reason, Message: message, ObservedGeneration: r.Generation})
+		if err := c.writeRequest(ctx, cp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRequest writes r's status. A conflict is retried from a fresh cache.
+func (c *Controller) writeRequest(ctx context.Context, r *lifecyclev1alpha1.EvictionRequest) error {
+	_, err := c.kube.LifecycleV1alpha1().EvictionRequests(r.Namespace).UpdateStatus(ctx, r, metav1.UpdateOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		return plumbing.RequeueAfter(200*time.Millisecond, "the EvictionRequest changed; reading it again")
+	case err != nil:
+		return fmt.Errorf("writing the status of EvictionRequest %s: %w", r.Name, err)
 	}
 	return nil
 }

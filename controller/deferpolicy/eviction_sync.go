@@ -218,7 +218,7 @@ func (c *Controller) targetGone(ctx context.Context, pod *corev1.Pod, all []*lif
 			return err
 		}
 	}
-	return nil
+	return c.evictedAnyway(ctx, allReqs, pod, name, reason, message)
 }
 
 // writeEviction writes ev's status. A conflict is retried from a fresh cache.

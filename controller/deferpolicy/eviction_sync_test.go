@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	lifecyclev1alpha1 "k8s.io/api/lifecycle/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -86,4 +87,32 @@ func TestTheResponderStartsTheRunAndHeartbeats(t *testing.T) {
 	assert.Equal(t, v1alpha1.EvictionRequestConditionDeferSteps, r.Status.Conditions[0].Type)
 	assert.Equal(t, "Running", r.Status.Conditions[0].Reason, "from the cached Eviction: Stagehand Active")
 	assert.Equal(t, ptr.To[int64](1), r.Status.ObservedGeneration)
+}
+
+// The garbage collector takes a pod's Eviction with the pod: the requests Stagehand
+// answered still learn that their target was evicted; another's request is left alone.
+func TestRequestsLearnTheirPodWentWithoutItsEviction(t *testing.T) {
+	f, requests, _ := evictionFixture(t)
+	ours, err := f.kube.LifecycleV1alpha1().EvictionRequests("ns").Get(context.Background(), "drain-db-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	ours.Status.Conditions = []metav1.Condition{{Type: v1alpha1.EvictionRequestConditionDeferSteps, Status: metav1.ConditionTrue,
+		Reason: "Completed", LastTransitionTime: metav1.NewTime(t0)}}
+	ours, err = f.kube.LifecycleV1alpha1().EvictionRequests("ns").UpdateStatus(context.Background(), ours, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, requests.Update(ours))
+	other := request("someone-else", "drain.example/a", lifecyclev1alpha1.EvictionRequestIntentEviction, t0)
+	other.Spec.Target.Pod.Name = podName
+	_, err = f.kube.LifecycleV1alpha1().EvictionRequests("ns").Create(context.Background(), other, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, requests.Add(other))
+	require.NoError(t, f.pods.Delete(f.pod(podName)))
+
+	require.NoError(t, f.sync("evict/ns/"+podName))
+	assert.Equal(t, []string{"update evictionrequests drain-db-0"}, f.actions(), "only the request Stagehand answered")
+	got, err := f.kube.LifecycleV1alpha1().EvictionRequests("ns").Get(context.Background(), "drain-db-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	cond := meta.FindStatusCondition(got.Status.Conditions, "TargetEvicted")
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionTrue, cond.Status)
+	assert.Equal(t, "PodDeleted", cond.Reason)
 }
