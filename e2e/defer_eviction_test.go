@@ -204,6 +204,7 @@ func TestDeferBeforeEvictionRunsTheStepsThenEvictsWithinTheBudget(t *testing.T) 
 			if strings.HasSuffix(sp.Name, "-b") {
 				before = append(before, sp.Labels[stagehandv1.DeferStepLabel])
 				assert.Equal(t, corev1.PodSucceeded, sp.Status.Phase, sp.Name)
+				assert.Equal(t, p.Spec.NodeName, sp.Spec.NodeName, "%s runs on the pod's node", sp.Name)
 			} else {
 				afterSteps = append(afterSteps, sp.Name)
 			}
